@@ -1,0 +1,73 @@
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { serveStatic } from '@hono/node-server/serve-static';
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { migrationsDir, type Config } from './config.ts';
+import { driver } from './db/client.ts';
+import { pendingMigrations } from './db/migrate.ts';
+import { NotFoundError } from './domain/errors.ts';
+import { createGraphQLHandler } from './graphql/yoga.ts';
+import { errorBody, errorResponse } from './http/errors.ts';
+import { requireActor } from './http/middleware.ts';
+import { apiKeyRoutes } from './rest/apiKeys.ts';
+import { authRoutes } from './rest/auth.ts';
+import { gateRoutes } from './rest/gates.ts';
+
+/** Control-plane bodies are small; a larger one is refused before it is read in full. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** Builds the whole HTTP surface; listens nowhere (main.ts does, tests call app.request). */
+export function createApp(config: Config) {
+  const app = new Hono();
+  app.onError((error, c) => errorResponse(c, error));
+
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/readyz', async (c) => {
+    try {
+      if (!driver) throw new Error('no database');
+      const pending = await pendingMigrations(driver, migrationsDir);
+      if (pending.length > 0) return c.json({ status: 'migrating', pending }, 503);
+      return c.json({ status: 'ready', database: driver.kind });
+    } catch {
+      return c.json({ status: 'unavailable', reason: 'database unreachable' }, 503);
+    }
+  });
+
+  const limit = bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: (c) =>
+      c.json(errorBody('payload_too_large', `Request body exceeds ${MAX_BODY_BYTES} bytes`), 413),
+  });
+  app.use('/v1/*', limit);
+  app.use('/v3/*', limit);
+  app.use('/graphql', limit);
+
+  app.route('/v1/auth', authRoutes(config));
+  app.use('/v1/*', requireActor);
+  app.use('/v3/*', requireActor);
+  app.route('/v1/api-keys', apiKeyRoutes);
+  app.route('/v1/gates', gateRoutes);
+  app.all('/v1/*', () => {
+    throw new NotFoundError('Route');
+  });
+  app.all('/v3/*', () => {
+    throw new NotFoundError('Route');
+  });
+
+  const graphql = createGraphQLHandler(config);
+  app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) => graphql(c));
+
+  // The dashboard: built assets, and index.html for every client-side route.
+  if (existsSync(config.webDist)) {
+    const indexHtml = readFile(path.join(config.webDist, 'index.html'), 'utf8');
+    app.use('/*', serveStatic({ root: config.webDist }));
+    app.get('/*', async (c) => c.html(await indexHtml));
+  } else {
+    app.get('/', (c) =>
+      c.text('Gatehouse is running. The dashboard is not built: run `pnpm build` (or `pnpm start`).'),
+    );
+  }
+  return app;
+}

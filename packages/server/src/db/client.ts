@@ -1,0 +1,39 @@
+import { PrismaClient } from '../generated/prisma/client.ts';
+import { migrationsDir } from '../config.ts';
+import { migrate } from './migrate.ts';
+import { openPglite, openPostgres, type SqlDriver } from './driver.ts';
+
+export type Database = { prisma: PrismaClient; driver: SqlDriver; close(): Promise<void> };
+
+/**
+ * The process's Prisma client. Modules import it (it is not carried in GraphQL context);
+ * `connectDatabase` sets it once at start-up.
+ */
+export let prisma: PrismaClient = new Proxy({} as PrismaClient, {
+  get() {
+    throw new Error('connectDatabase() has not been called');
+  },
+});
+export let driver: SqlDriver | undefined;
+
+export async function connectDatabase(opts: {
+  databaseUrl?: string | undefined;
+  dataDir: string;
+  migrate?: boolean;
+}): Promise<Database> {
+  const sql = opts.databaseUrl
+    ? await openPostgres(opts.databaseUrl)
+    : await openPglite(opts.dataDir);
+  if (opts.migrate !== false) await migrate(sql, migrationsDir);
+  const client = new PrismaClient({ adapter: sql.adapter });
+  prisma = client;
+  driver = sql;
+  return {
+    prisma: client,
+    driver: sql,
+    close: async () => {
+      await client.$disconnect();
+      await sql.close();
+    },
+  };
+}

@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import { prisma } from '../db/client.ts';
+import type { User } from '../generated/prisma/client.ts';
+import { ConflictError, ForbiddenError, UnauthorizedError, ValidationError } from './errors.ts';
+import { issuesFromZod } from '../rules/issues.ts';
+import { createApiKey, type IssuedApiKey } from './apiKeys.ts';
+import { hashPassword, randomToken, sha256, verifyPassword } from './secrets.ts';
+
+export const credentialsSchema = z.strictObject({
+  email: z.email('must be an email address').max(254).transform((e) => e.toLowerCase()),
+  password: z
+    .string()
+    .min(8, 'must be at least 8 characters')
+    .max(200, 'must be at most 200 characters'),
+});
+
+export type SessionGrant = { token: string; csrfToken: string; expiresAt: Date; user: User };
+
+function parseCredentials(raw: unknown) {
+  const parsed = credentialsSchema.safeParse(raw);
+  if (!parsed.success) throw new ValidationError(issuesFromZod(parsed.error));
+  return parsed.data;
+}
+
+/** Anyone may sign up while no account exists, or when open sign-up is configured. */
+export async function signUp(raw: unknown, opts: { openSignup: boolean }): Promise<User> {
+  const { email, password } = parseCredentials(raw);
+  const passwordHash = await hashPassword(password);
+  return prisma.$transaction(async (tx) => {
+    // Serialises sign-ups, so two first-account requests cannot both pass the check below.
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(727002)`;
+    if (!opts.openSignup && (await tx.user.count()) > 0) {
+      throw new ForbiddenError(
+        'Sign-up is closed: an account exists already. Set GATEHOUSE_OPEN_SIGNUP=1 to let others sign up.',
+      );
+    }
+    if (await tx.user.findUnique({ where: { email } })) {
+      throw new ConflictError('An account with this email exists already', 'email');
+    }
+    return tx.user.create({ data: { email, passwordHash } });
+  });
+}
+
+export async function signupOpen(opts: { openSignup: boolean }): Promise<boolean> {
+  return opts.openSignup || (await prisma.user.count()) === 0;
+}
+
+// A real hash to verify against when the email is unknown, so both paths take as long.
+const dummyHash = hashPassword(randomToken());
+
+export async function signIn(raw: unknown, opts: { sessionDays: number }): Promise<SessionGrant> {
+  const { email, password } = parseCredentials(raw);
+  const user = await prisma.user.findUnique({ where: { email } });
+  const ok = await verifyPassword(password, user?.passwordHash ?? (await dummyHash));
+  if (!user || !ok) throw new UnauthorizedError('Invalid email or password');
+  const token = randomToken();
+  const csrfToken = randomToken();
+  const expiresAt = new Date(Date.now() + opts.sessionDays * 86_400_000);
+  await prisma.session.create({ data: { id: sha256(token), userId: user.id, csrfToken, expiresAt } });
+  return { token, csrfToken, expiresAt, user };
+}
+
+export async function signOut(token: string): Promise<void> {
+  await prisma.session.deleteMany({ where: { id: sha256(token) } });
+}
+
+export async function findSession(token: string) {
+  const session = await prisma.session.findUnique({
+    where: { id: sha256(token) },
+    include: { user: true },
+  });
+  if (!session || session.expiresAt <= new Date()) return null;
+  return session;
+}
+
+/**
+ * The whole first step for a newcomer: the account, a signed-in session, and a first API key
+ * (its secret returned this once), so the API is usable straight away.
+ */
+export async function registerAccount(
+  raw: unknown,
+  opts: { openSignup: boolean; sessionDays: number },
+): Promise<{ grant: SessionGrant; issued: IssuedApiKey }> {
+  await signUp(raw, opts);
+  const grant = await signIn(raw, opts);
+  const issued = await createApiKey(grant.user.id, { name: 'Default key' });
+  return { grant, issued };
+}

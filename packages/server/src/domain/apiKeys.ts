@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { prisma } from '../db/client.ts';
+import type { ApiKey, User } from '../generated/prisma/client.ts';
+import { NotFoundError, ValidationError } from './errors.ts';
+import { issuesFromZod } from '../rules/issues.ts';
+import { randomToken, sha256 } from './secrets.ts';
+
+/** Every key starts so: easy to spot in code and for secret scanners. */
+export const API_KEY_PREFIX = 'gh_';
+const KEY_PATTERN = /^gh_[A-Za-z0-9_-]{43}$/;
+const VISIBLE_PREFIX_LENGTH = 11;
+/** last_used_at is written at most this often per key, not on every request. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export const apiKeyCreateSchema = z.strictObject({
+  name: z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
+});
+
+export type IssuedApiKey = { apiKey: ApiKey; key: string };
+
+export async function createApiKey(userId: string, raw: unknown): Promise<IssuedApiKey> {
+  const parsed = apiKeyCreateSchema.safeParse(raw);
+  if (!parsed.success) throw new ValidationError(issuesFromZod(parsed.error));
+  const key = `${API_KEY_PREFIX}${randomToken(32)}`;
+  const apiKey = await prisma.apiKey.create({
+    data: {
+      userId,
+      name: parsed.data.name,
+      prefix: key.slice(0, VISIBLE_PREFIX_LENGTH),
+      keyHash: sha256(key),
+    },
+  });
+  return { apiKey, key };
+}
+
+export function listApiKeys(userId: string): Promise<ApiKey[]> {
+  return prisma.apiKey.findMany({ where: { userId }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
+}
+
+/** Revokes at once: the next request with the key is refused. Revoking twice is harmless. */
+export async function revokeApiKey(userId: string, id: string): Promise<ApiKey> {
+  const key = z.uuid().safeParse(id).success
+    ? await prisma.apiKey.findFirst({ where: { id, userId } })
+    : null;
+  if (!key) throw new NotFoundError('API key');
+  if (key.revokedAt) return key;
+  return prisma.apiKey.update({ where: { id }, data: { revokedAt: new Date() } });
+}
+
+export function looksLikeApiKey(value: string): boolean {
+  return KEY_PATTERN.test(value);
+}
+
+/** The key's owner, or null for an unknown or revoked key. */
+export async function authenticateApiKey(key: string): Promise<{ user: User; apiKey: ApiKey } | null> {
+  if (!looksLikeApiKey(key)) return null;
+  const found = await prisma.apiKey.findUnique({ where: { keyHash: sha256(key) }, include: { user: true } });
+  if (!found || found.revokedAt) return null;
+  const now = Date.now();
+  if (!found.lastUsedAt || now - found.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+    // Off the request path: a slow write must not slow the call it records.
+    prisma.apiKey
+      .update({ where: { id: found.id }, data: { lastUsedAt: new Date(now) } })
+      .catch(() => {});
+  }
+  const { user, ...apiKey } = found;
+  return { user, apiKey };
+}

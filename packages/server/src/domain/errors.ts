@@ -1,0 +1,80 @@
+/** A problem with one input field; `path` is dotted ("fallbackModels.1"), empty for the whole body. */
+export type FieldIssue = { path: string; message: string };
+
+export type ErrorCode =
+  | 'invalid_request'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'plan_limit_reached'
+  | 'not_found'
+  | 'conflict'
+  | 'spending_limit_exceeded'
+  | 'payload_too_large'
+  | 'rate_limited'
+  | 'upstream_error'
+  | 'upstream_timeout';
+
+/** An expected failure a user should read. REST maps `code` to a status; GraphQL to a typed result. */
+export class DomainError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class ValidationError extends DomainError {
+  constructor(
+    readonly issues: FieldIssue[],
+    message = describeIssues(issues),
+  ) {
+    super('invalid_request', message, { issues });
+  }
+}
+
+export class NotFoundError extends DomainError {
+  constructor(resource: string) {
+    super('not_found', `${resource} not found`);
+  }
+}
+
+export class ConflictError extends DomainError {
+  constructor(
+    message: string,
+    readonly field?: string,
+  ) {
+    super('conflict', message, field ? { issues: [{ path: field, message }] } : undefined);
+  }
+}
+
+export class PlanLimitError extends DomainError {
+  constructor(
+    message: string,
+    readonly limit: number,
+  ) {
+    super('plan_limit_reached', message, { limit });
+  }
+}
+
+export class ForbiddenError extends DomainError {
+  constructor(message: string) {
+    super('forbidden', message);
+  }
+}
+
+export class UnauthorizedError extends DomainError {
+  constructor(message: string) {
+    super('unauthorized', message);
+  }
+}
+
+function describeIssues(issues: FieldIssue[]): string {
+  if (issues.length === 0) return 'Invalid request';
+  const first = issues[0] as FieldIssue;
+  const where = first.path ? `${first.path}: ` : '';
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
+  return `Invalid request: ${where}${first.message}${more}`;
+}

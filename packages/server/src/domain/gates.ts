@@ -1,0 +1,230 @@
+import { z } from 'zod';
+import { prisma } from '../db/client.ts';
+import { Prisma, type Gate } from '../generated/prisma/client.ts';
+import {
+  GATE_DEFAULTS,
+  TASK_TYPES,
+  crossFieldIssues,
+  parseGateInput,
+  type GatePatch,
+  type GateSettings,
+} from '../rules/gate.ts';
+import { issuesFromZod } from '../rules/issues.ts';
+import { modelProblem } from './catalog.ts';
+import {
+  ConflictError,
+  NotFoundError,
+  PlanLimitError,
+  ValidationError,
+  type FieldIssue,
+} from './errors.ts';
+import { planOf } from './plans.ts';
+import {
+  effectiveSpending,
+  spendingStatusFor,
+  type SpendingEnforcement,
+  type SpendingPeriod,
+} from './spending.ts';
+
+export const gateListQuerySchema = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.uuid('must be a cursor from a previous page').optional(),
+  tag: z.string().min(1).optional(),
+  taskType: z.enum(TASK_TYPES).optional(),
+});
+
+export type GateListQuery = z.input<typeof gateListQuerySchema>;
+export type Page<T> = { items: T[]; nextCursor: string | null; hasMore: boolean; limit: number };
+
+function settingsOf(gate: Gate): GateSettings {
+  return {
+    name: gate.name,
+    description: gate.description,
+    autoEnhanceDescription: gate.autoEnhanceDescription,
+    taskType: gate.taskType as GateSettings['taskType'],
+    taskSubtype: gate.taskSubtype as GateSettings['taskSubtype'],
+    tags: gate.tags,
+    model: gate.model,
+    routingStrategy: gate.routingStrategy as GateSettings['routingStrategy'],
+    fallbackModels: gate.fallbackModels,
+    systemPrompt: gate.systemPrompt,
+    temperature: gate.temperature,
+    maxTokens: gate.maxTokens,
+    topP: gate.topP,
+    allowOverrides: gate.allowOverrides as GateSettings['allowOverrides'],
+    costWeight: gate.costWeight,
+    latencyWeight: gate.latencyWeight,
+    qualityWeight: gate.qualityWeight,
+    analysisMethod: gate.analysisMethod as GateSettings['analysisMethod'],
+    maxCostPer1kTokens: gate.maxCostPer1kTokens,
+    maxLatencyMs: gate.maxLatencyMs,
+    reanalysisPeriod: gate.reanalysisPeriod as GateSettings['reanalysisPeriod'],
+    autoApplyRecommendations: gate.autoApplyRecommendations,
+    responseFormatEnabled: gate.responseFormatEnabled,
+    responseFormatType: gate.responseFormatType as GateSettings['responseFormatType'],
+    responseFormatSchema: gate.responseFormatSchema as GateSettings['responseFormatSchema'],
+    spendingLimit: gate.spendingLimit === null ? null : Number(gate.spendingLimit),
+    spendingLimitPeriod: gate.spendingLimitPeriod as SpendingPeriod,
+    spendingEnforcement: gate.spendingEnforcement as SpendingEnforcement,
+  };
+}
+
+/** Every rule a gate must satisfy as a whole, including the catalog's. */
+function gateIssues(gate: GateSettings): FieldIssue[] {
+  const issues = crossFieldIssues(gate);
+  const primary = modelProblem(gate.model, gate.taskType);
+  if (primary) issues.push({ path: 'model', message: primary });
+  gate.fallbackModels.forEach((model, i) => {
+    const problem = modelProblem(model, gate.taskType);
+    if (problem) issues.push({ path: `fallbackModels.${i}`, message: problem });
+  });
+  return issues;
+}
+
+/** Prisma data for the given settings: JSON nulls spelled as Prisma wants them. */
+function toData(patch: GatePatch) {
+  const { allowOverrides, responseFormatSchema, ...rest } = patch;
+  return {
+    ...rest,
+    ...(allowOverrides !== undefined && { allowOverrides }),
+    ...(responseFormatSchema !== undefined && {
+      responseFormatSchema:
+        responseFormatSchema === null ? Prisma.DbNull : (responseFormatSchema as Prisma.InputJsonObject),
+    }),
+  };
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
+}
+
+const nameTaken = () => new ConflictError('You have a gate with this name already', 'name');
+
+export async function createGate(userId: string, raw: unknown): Promise<Gate> {
+  const parsed = parseGateInput(raw, 'create');
+  if (!parsed.ok) throw new ValidationError(parsed.issues);
+  const settings: GateSettings = { ...GATE_DEFAULTS, ...parsed.value };
+  const issues = gateIssues(settings);
+  if (issues.length > 0) throw new ValidationError(issues);
+  try {
+    return await prisma.$transaction(async (tx) => {
+      // Locks the owner's row so concurrent creations cannot pass the plan limit together.
+      const [owner] = await tx.$queryRaw<{ plan: string }[]>`
+        SELECT plan FROM users WHERE id = ${userId}::uuid FOR UPDATE`;
+      const plan = planOf(owner?.plan ?? 'free');
+      if (plan.maxGates !== null && (await tx.gate.count({ where: { userId } })) >= plan.maxGates) {
+        throw new PlanLimitError(
+          `The ${plan.name} plan allows ${plan.maxGates} gates; delete one or upgrade to create more`,
+          plan.maxGates,
+        );
+      }
+      const { name, model, taskType } = parsed.value;
+      return tx.gate.create({ data: { ...toData(parsed.value), name, model, taskType, userId } });
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw nameTaken();
+    throw error;
+  }
+}
+
+/** The caller's gate; another user's gate is indistinguishable from a missing one. */
+export async function getGate(userId: string, id: string): Promise<Gate> {
+  const gate = z.uuid().safeParse(id).success
+    ? await prisma.gate.findFirst({ where: { id, userId } })
+    : null;
+  if (!gate) throw new NotFoundError('Gate');
+  return gate;
+}
+
+export async function listGates(userId: string, rawQuery: unknown): Promise<Page<Gate>> {
+  const parsed = gateListQuerySchema.safeParse(rawQuery);
+  if (!parsed.success) throw new ValidationError(issuesFromZod(parsed.error));
+  const { limit, cursor, tag, taskType } = parsed.data;
+  const where: Prisma.GateWhereInput = {
+    userId,
+    ...(tag && { tags: { has: tag } }),
+    ...(taskType && { taskType }),
+  };
+  if (cursor && !(await prisma.gate.findFirst({ where: { id: cursor, userId }, select: { id: true } }))) {
+    throw new ValidationError([{ path: 'cursor', message: 'must be a cursor from a previous page' }]);
+  }
+  const rows = await prisma.gate.findMany({
+    where,
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    take: limit + 1,
+    ...(cursor && { cursor: { id: cursor }, skip: 1 }),
+  });
+  const hasMore = rows.length > limit;
+  const items = rows.slice(0, limit);
+  return { items, hasMore, limit, nextCursor: hasMore ? (items.at(-1)?.id ?? null) : null };
+}
+
+export async function updateGate(userId: string, id: string, raw: unknown): Promise<Gate> {
+  const parsed = parseGateInput(raw, 'update');
+  const existing = await getGate(userId, id);
+  if (!parsed.ok) throw new ValidationError(parsed.issues);
+  const settings: GateSettings = { ...settingsOf(existing), ...parsed.value };
+  const issues = gateIssues(settings);
+  if (issues.length > 0) throw new ValidationError(issues);
+  const now = new Date();
+  const spending = effectiveSpending(
+    {
+      spendingLimitPeriod: settings.spendingLimitPeriod,
+      spendingPeriodStart: existing.spendingPeriodStart,
+      spendingCurrent: Number(existing.spendingCurrent),
+    },
+    now,
+  );
+  // A changed limit or enforcement takes effect at once: raising or lifting a limit resumes a
+  // suspended gate, lowering it below this period's spending suspends a blocking one.
+  const spendingStatus = spendingStatusFor({
+    spendingLimit: settings.spendingLimit,
+    spendingEnforcement: settings.spendingEnforcement,
+    spendingCurrent: spending.current,
+  });
+  try {
+    return await prisma.gate.update({
+      where: { id: existing.id },
+      data: {
+        ...toData(parsed.value),
+        spendingStatus,
+        spendingCurrent: spending.current,
+        spendingPeriodStart: spending.periodStart,
+      },
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw nameTaken();
+    throw error;
+  }
+}
+
+export async function deleteGate(userId: string, id: string): Promise<void> {
+  const gate = await getGate(userId, id);
+  await prisma.gate.delete({ where: { id: gate.id } });
+}
+
+/** The gate as clients see it: money as numbers, spending as of now. */
+export function gateView(gate: Gate, now = new Date()) {
+  const settings = settingsOf(gate);
+  const spending = effectiveSpending(
+    {
+      spendingLimitPeriod: settings.spendingLimitPeriod,
+      spendingPeriodStart: gate.spendingPeriodStart,
+      spendingCurrent: Number(gate.spendingCurrent),
+    },
+    now,
+  );
+  return {
+    id: gate.id,
+    userId: gate.userId,
+    ...settings,
+    taskAnalysis: gate.taskAnalysis,
+    spendingCurrent: spending.current,
+    spendingPeriodStart: spending.periodStart.toISOString(),
+    spendingStatus: spendingStatusFor({ ...settings, spendingCurrent: spending.current }),
+    createdAt: gate.createdAt.toISOString(),
+    updatedAt: gate.updatedAt.toISOString(),
+  };
+}
+
+export type GateView = ReturnType<typeof gateView>;

@@ -1,0 +1,21 @@
+import { GraphQLError } from 'graphql';
+import type { Config } from '../config.ts';
+import type { Actor } from '../http/auth.ts';
+import type { DomainError } from '../domain/errors.ts';
+
+export type GraphQLContext = {
+  config: Config;
+  /** null when the caller is not signed in (or sent a cookie without its CSRF token). */
+  actor: Actor | null;
+  actorError: DomainError | null;
+  /** Set-Cookie values the response should carry (sign-in and sign-out). */
+  cookies: string[];
+};
+
+/** The signed-in caller, or an UNAUTHENTICATED error saying why there is none. */
+export function requireActor(ctx: GraphQLContext): Actor {
+  if (ctx.actor) return ctx.actor;
+  throw new GraphQLError(ctx.actorError?.message ?? 'Not signed in', {
+    extensions: { code: ctx.actorError?.code === 'forbidden' ? 'FORBIDDEN' : 'UNAUTHENTICATED' },
+  });
+}

@@ -1,0 +1,193 @@
+import { GraphQLError } from 'graphql';
+import {
+  createGate,
+  deleteGate,
+  gateView,
+  getGate,
+  updateGate,
+  gateListQuerySchema,
+  type GateView,
+} from '../../domain/gates.ts';
+import {
+  ConflictError,
+  NotFoundError,
+  PlanLimitError,
+  ValidationError,
+} from '../../domain/errors.ts';
+import { prisma } from '../../db/client.ts';
+import type { Gate } from '../../generated/prisma/client.ts';
+import {
+  ANALYSIS_METHODS,
+  REANALYSIS_PERIODS,
+  RESPONSE_FORMAT_TYPES,
+  ROUTING_STRATEGIES,
+  SPENDING_ENFORCEMENTS,
+  SPENDING_PERIODS,
+  TASK_SUBTYPES,
+  TASK_TYPES,
+} from '../../rules/gate.ts';
+import { builder } from '../builder.ts';
+import { requireActor } from '../context.ts';
+
+const oneOf = (values: readonly string[]) => `One of: ${values.join(', ')}`;
+
+// The client-facing view (money as numbers, spending as of now), computed once per gate object.
+const views = new WeakMap<Gate, GateView>();
+const view = (gate: Gate) => {
+  let v = views.get(gate);
+  if (!v) views.set(gate, (v = gateView(gate)));
+  return v;
+};
+
+export const GateRef = builder.prismaObject('Gate', {
+  description: 'A stored configuration between an application and model providers',
+  fields: (t) => ({
+    id: t.exposeID('id', { description: 'The gate UUID used in API calls' }),
+    name: t.exposeString('name'),
+    description: t.exposeString('description', { nullable: true }),
+    autoEnhanceDescription: t.exposeBoolean('autoEnhanceDescription'),
+    taskType: t.exposeString('taskType', { description: oneOf(TASK_TYPES) }),
+    taskSubtype: t.exposeString('taskSubtype', { nullable: true, description: oneOf(TASK_SUBTYPES) }),
+    tags: t.exposeStringList('tags'),
+    model: t.exposeString('model'),
+    routingStrategy: t.exposeString('routingStrategy', { description: oneOf(ROUTING_STRATEGIES) }),
+    fallbackModels: t.exposeStringList('fallbackModels'),
+    systemPrompt: t.exposeString('systemPrompt', { nullable: true }),
+    temperature: t.exposeFloat('temperature', { nullable: true }),
+    maxTokens: t.exposeInt('maxTokens', { nullable: true }),
+    topP: t.exposeFloat('topP', { nullable: true }),
+    allowOverrides: t.field({
+      type: 'JSON',
+      description: 'true, false, or {model, temperature, maxTokens, topP} booleans',
+      resolve: (g) => view(g).allowOverrides,
+    }),
+    costWeight: t.exposeFloat('costWeight', { nullable: true }),
+    latencyWeight: t.exposeFloat('latencyWeight', { nullable: true }),
+    qualityWeight: t.exposeFloat('qualityWeight', { nullable: true }),
+    analysisMethod: t.exposeString('analysisMethod', { nullable: true, description: oneOf(ANALYSIS_METHODS) }),
+    maxCostPer1kTokens: t.exposeFloat('maxCostPer1kTokens', { nullable: true }),
+    maxLatencyMs: t.exposeInt('maxLatencyMs', { nullable: true }),
+    reanalysisPeriod: t.exposeString('reanalysisPeriod', { description: oneOf(REANALYSIS_PERIODS) }),
+    autoApplyRecommendations: t.exposeBoolean('autoApplyRecommendations'),
+    taskAnalysis: t.field({ type: 'JSON', nullable: true, resolve: (g) => view(g).taskAnalysis }),
+    responseFormatEnabled: t.exposeBoolean('responseFormatEnabled'),
+    responseFormatType: t.exposeString('responseFormatType', { description: oneOf(RESPONSE_FORMAT_TYPES) }),
+    responseFormatSchema: t.field({
+      type: 'JSON',
+      nullable: true,
+      resolve: (g) => view(g).responseFormatSchema,
+    }),
+    spendingLimit: t.float({ nullable: true, resolve: (g) => view(g).spendingLimit }),
+    spendingLimitPeriod: t.exposeString('spendingLimitPeriod', { description: oneOf(SPENDING_PERIODS) }),
+    spendingEnforcement: t.exposeString('spendingEnforcement', { description: oneOf(SPENDING_ENFORCEMENTS) }),
+    spendingCurrent: t.float({ resolve: (g) => view(g).spendingCurrent }),
+    spendingPeriodStart: t.field({ type: 'DateTime', resolve: (g) => new Date(view(g).spendingPeriodStart) }),
+    spendingStatus: t.string({ description: 'active or suspended', resolve: (g) => view(g).spendingStatus }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+  }),
+});
+
+/** One input for create and update: the shared rules decide what is required and valid. */
+const GateInput = builder.inputType('GateInput', {
+  description: 'Gate settings. On create, name, model and taskType are required; on update, send only what changes (null clears)',
+  fields: (t) => ({
+    name: t.string(),
+    description: t.string(),
+    autoEnhanceDescription: t.boolean(),
+    taskType: t.string({ description: oneOf(TASK_TYPES) }),
+    taskSubtype: t.string({ description: oneOf(TASK_SUBTYPES) }),
+    tags: t.stringList(),
+    model: t.string(),
+    routingStrategy: t.string({ description: oneOf(ROUTING_STRATEGIES) }),
+    fallbackModels: t.stringList(),
+    systemPrompt: t.string(),
+    temperature: t.float(),
+    maxTokens: t.int(),
+    topP: t.float(),
+    allowOverrides: t.field({ type: 'JSON' }),
+    costWeight: t.float(),
+    latencyWeight: t.float(),
+    qualityWeight: t.float(),
+    analysisMethod: t.string({ description: oneOf(ANALYSIS_METHODS) }),
+    maxCostPer1kTokens: t.float(),
+    maxLatencyMs: t.int(),
+    reanalysisPeriod: t.string({ description: oneOf(REANALYSIS_PERIODS) }),
+    autoApplyRecommendations: t.boolean(),
+    responseFormatEnabled: t.boolean(),
+    responseFormatType: t.string({ description: oneOf(RESPONSE_FORMAT_TYPES) }),
+    responseFormatSchema: t.field({ type: 'JSON' }),
+    spendingLimit: t.float(),
+    spendingLimitPeriod: t.string({ description: oneOf(SPENDING_PERIODS) }),
+    spendingEnforcement: t.string({ description: oneOf(SPENDING_ENFORCEMENTS) }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  gate: t.field({
+    type: GateRef,
+    nullable: true,
+    description: 'One of your gates by its UUID, or null',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (_root, args, ctx) =>
+      getGate(requireActor(ctx).user.id, String(args.id)).catch((error) => {
+        if (error instanceof NotFoundError) return null;
+        throw error;
+      }),
+  }),
+  gates: t.prismaConnection({
+    type: 'Gate',
+    cursor: 'id',
+    description: 'Your gates, newest first',
+    args: {
+      tag: t.arg.string(),
+      taskType: t.arg.string({ description: oneOf(TASK_TYPES) }),
+    },
+    resolve: (query, _root, args, ctx) => {
+      const filter = gateListQuerySchema.pick({ tag: true, taskType: true }).safeParse({
+        tag: args.tag ?? undefined,
+        taskType: args.taskType ?? undefined,
+      });
+      if (!filter.success) {
+        throw new GraphQLError(filter.error.issues.map((i: { path: PropertyKey[]; message: string }) => `${i.path.join('.')}: ${i.message}`).join('; '), {
+          extensions: { code: 'BAD_USER_INPUT' },
+        });
+      }
+      const where = filter.data;
+      return prisma.gate.findMany({
+        ...query,
+        where: {
+          userId: requireActor(ctx).user.id,
+          ...(where.tag && { tags: { has: where.tag } }),
+          ...(where.taskType && { taskType: where.taskType }),
+        },
+        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      });
+    },
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createGate: t.field({
+    type: GateRef,
+    errors: { types: [ValidationError, ConflictError, PlanLimitError] },
+    args: { input: t.arg({ type: GateInput, required: true }) },
+    resolve: (_root, { input }, ctx) => createGate(requireActor(ctx).user.id, input),
+  }),
+  updateGate: t.field({
+    type: GateRef,
+    errors: { types: [ValidationError, ConflictError, NotFoundError] },
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: GateInput, required: true }) },
+    resolve: (_root, { id, input }, ctx) => updateGate(requireActor(ctx).user.id, String(id), input),
+  }),
+  deleteGate: t.field({
+    type: 'ID',
+    description: 'Deletes the gate for good; returns its id',
+    errors: { types: [NotFoundError] },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (_root, { id }, ctx) => {
+      await deleteGate(requireActor(ctx).user.id, String(id));
+      return String(id);
+    },
+  }),
+}));

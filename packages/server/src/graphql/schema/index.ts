@@ -1,0 +1,12 @@
+import { builder } from '../builder.ts';
+import './scalars.ts';
+import './errors.ts';
+import './user.ts';
+import './apiKey.ts';
+import './gate.ts';
+import './model.ts';
+
+builder.queryType({});
+builder.mutationType({});
+
+export const schema = builder.toSchema({ sortSchema: true });

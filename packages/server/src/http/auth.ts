@@ -1,0 +1,46 @@
+import type { Context } from 'hono';
+import { getCookie } from 'hono/cookie';
+import { authenticateApiKey } from '../domain/apiKeys.ts';
+import { findSession } from '../domain/accounts.ts';
+import { ForbiddenError, UnauthorizedError } from '../domain/errors.ts';
+import type { User } from '../generated/prisma/client.ts';
+
+export const SESSION_COOKIE = 'gh_session';
+/** Readable by the SPA, which echoes it in CSRF_HEADER (double submit, checked against the session). */
+export const CSRF_COOKIE = 'gh_csrf';
+export const CSRF_HEADER = 'x-csrf-token';
+
+export type Actor = {
+  user: User;
+  via: 'api_key' | 'session';
+  apiKeyId: string | null;
+  sessionToken: string | null;
+};
+
+/**
+ * Who is calling: an API key in `Authorization: Bearer`, or a dashboard session cookie. A
+ * cookie alone never authorises a state change: the CSRF header must match the session's token.
+ */
+export async function resolveActor(c: Context, opts: { csrf: 'unsafe-methods' | 'always' }): Promise<Actor> {
+  const header = c.req.header('authorization');
+  if (header !== undefined) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match?.[1]) {
+      throw new UnauthorizedError("Authorization header must be 'Bearer <API key>'");
+    }
+    const found = await authenticateApiKey(match[1]);
+    if (!found) throw new UnauthorizedError('API key is invalid or has been revoked');
+    return { user: found.user, via: 'api_key', apiKeyId: found.apiKey.id, sessionToken: null };
+  }
+  const token = getCookie(c, SESSION_COOKIE);
+  if (token) {
+    const session = await findSession(token);
+    if (!session) throw new UnauthorizedError('Your session has expired; sign in again');
+    const safe = c.req.method === 'GET' || c.req.method === 'HEAD';
+    if ((opts.csrf === 'always' || !safe) && c.req.header(CSRF_HEADER) !== session.csrfToken) {
+      throw new ForbiddenError(`Missing or wrong ${CSRF_HEADER} header`);
+    }
+    return { user: session.user, via: 'session', apiKeyId: null, sessionToken: token };
+  }
+  throw new UnauthorizedError('Missing Authorization header: send Authorization: Bearer <API key>');
+}

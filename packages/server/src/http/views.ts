@@ -1,0 +1,17 @@
+import type { ApiKey, User } from '../generated/prisma/client.ts';
+import { planOf } from '../domain/plans.ts';
+
+export function userView(user: User) {
+  return { id: user.id, email: user.email, plan: planOf(user.plan).id, createdAt: user.createdAt.toISOString() };
+}
+
+export function apiKeyView(key: ApiKey) {
+  return {
+    id: key.id,
+    name: key.name,
+    prefix: key.prefix,
+    createdAt: key.createdAt.toISOString(),
+    lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
+    revokedAt: key.revokedAt?.toISOString() ?? null,
+  };
+}

@@ -1,0 +1,38 @@
+import { Hono } from 'hono';
+import { getCookie } from 'hono/cookie';
+import type { Config } from '../config.ts';
+import { registerAccount, signIn, signOut } from '../domain/accounts.ts';
+import { SESSION_COOKIE } from '../http/auth.ts';
+import { readJson } from '../http/errors.ts';
+import { clearedSessionCookies, sessionCookies } from '../http/session.ts';
+import { apiKeyView, userView } from '../http/views.ts';
+
+export function authRoutes(config: Config) {
+  const app = new Hono();
+
+  /** Creates the account, signs it in, and issues its first API key (shown this once). */
+  app.post('/signup', async (c) => {
+    const { grant, issued } = await registerAccount(await readJson(c), config);
+    const { apiKey, key } = issued;
+    for (const cookie of sessionCookies(grant, config)) c.header('set-cookie', cookie, { append: true });
+    return c.json(
+      { user: userView(grant.user), csrfToken: grant.csrfToken, apiKey: { ...apiKeyView(apiKey), key } },
+      201,
+    );
+  });
+
+  app.post('/signin', async (c) => {
+    const grant = await signIn(await readJson(c), config);
+    for (const cookie of sessionCookies(grant, config)) c.header('set-cookie', cookie, { append: true });
+    return c.json({ user: userView(grant.user), csrfToken: grant.csrfToken, expiresAt: grant.expiresAt });
+  });
+
+  app.post('/signout', async (c) => {
+    const token = getCookie(c, SESSION_COOKIE);
+    if (token) await signOut(token);
+    for (const cookie of clearedSessionCookies(config)) c.header('set-cookie', cookie, { append: true });
+    return c.body(null, 204);
+  });
+
+  return app;
+}

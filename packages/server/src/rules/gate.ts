@@ -1,0 +1,238 @@
+/**
+ * The rules a gate's settings must follow, in one place: the REST API, GraphQL and the
+ * dashboard's forms all validate with these schemas. Nothing here knows HTTP or the database;
+ * the rules that need the model catalog or the owner's other gates live in domain/gates.ts.
+ */
+import { z } from 'zod';
+import type { FieldIssue } from '../domain/errors.ts';
+import { issuesFromZod } from './issues.ts';
+
+export const TASK_TYPES = [
+  'chat',
+  'image',
+  'video',
+  'tts',
+  'embeddings',
+  'ocr',
+  'audio',
+  'stt',
+  'moderation',
+] as const;
+export const TASK_SUBTYPES = ['reasoning', 'code', 'realtime'] as const;
+export const ROUTING_STRATEGIES = ['single', 'fallback', 'round-robin'] as const;
+export const ANALYSIS_METHODS = ['cost', 'balanced', 'performance', 'custom'] as const;
+export const REANALYSIS_PERIODS = ['daily', 'weekly', 'monthly', 'never'] as const;
+export const RESPONSE_FORMAT_TYPES = ['text', 'json_object', 'json_schema'] as const;
+export const SPENDING_PERIODS = ['monthly', 'daily'] as const;
+export const SPENDING_ENFORCEMENTS = ['alert_only', 'block'] as const;
+export const OVERRIDABLE_FIELDS = ['model', 'temperature', 'maxTokens', 'topP'] as const;
+
+export type TaskType = (typeof TASK_TYPES)[number];
+export type OverridableField = (typeof OVERRIDABLE_FIELDS)[number];
+export type AllowOverrides = boolean | Partial<Record<OverridableField, boolean>>;
+
+/** Fields the service sets; a client that sends one is told so rather than silently ignored. */
+export const READ_ONLY_GATE_FIELDS = [
+  'id',
+  'userId',
+  'createdAt',
+  'updatedAt',
+  'spendingCurrent',
+  'spendingPeriodStart',
+  'spendingStatus',
+  'taskAnalysis',
+] as const;
+
+export const LIMITS = {
+  nameLength: 100,
+  descriptionLength: 2000,
+  tags: 20,
+  tagLength: 50,
+  fallbackModels: 10,
+  systemPromptLength: 100_000,
+  maxTokens: 2_000_000,
+  maxCostPer1kTokens: 1000,
+  maxLatencyMs: 600_000,
+  spendingLimit: 1_000_000_000,
+} as const;
+
+const modelId = z.string().trim().min(1, 'must not be empty').max(200);
+const weight = z.number().min(0).max(1).nullable();
+
+export const allowOverridesSchema = z.union([
+  z.boolean(),
+  z.strictObject({
+    model: z.boolean().optional(),
+    temperature: z.boolean().optional(),
+    maxTokens: z.boolean().optional(),
+    topP: z.boolean().optional(),
+  }),
+]);
+
+/** Every settable gate field with its type and range; all optional here. */
+export const gateFieldSchemas = {
+  name: z
+    .string()
+    .trim()
+    .min(1, 'must not be empty')
+    .max(LIMITS.nameLength, `must be at most ${LIMITS.nameLength} characters`),
+  description: z.string().max(LIMITS.descriptionLength).nullable(),
+  autoEnhanceDescription: z.boolean(),
+  taskType: z.enum(TASK_TYPES),
+  taskSubtype: z.enum(TASK_SUBTYPES).nullable(),
+  tags: z
+    .array(z.string().trim().min(1, 'must not be empty').max(LIMITS.tagLength))
+    .max(LIMITS.tags, `at most ${LIMITS.tags} tags`),
+  model: modelId,
+  routingStrategy: z.enum(ROUTING_STRATEGIES),
+  fallbackModels: z
+    .array(modelId)
+    .max(LIMITS.fallbackModels, `at most ${LIMITS.fallbackModels} fallback models`),
+  systemPrompt: z.string().max(LIMITS.systemPromptLength).nullable(),
+  temperature: z.number().min(0).max(2).nullable(),
+  maxTokens: z.number().int().min(1).max(LIMITS.maxTokens).nullable(),
+  topP: z.number().min(0).max(1).nullable(),
+  allowOverrides: allowOverridesSchema,
+  costWeight: weight,
+  latencyWeight: weight,
+  qualityWeight: weight,
+  analysisMethod: z.enum(ANALYSIS_METHODS).nullable(),
+  maxCostPer1kTokens: z.number().min(0).max(LIMITS.maxCostPer1kTokens).nullable(),
+  maxLatencyMs: z.number().int().min(1).max(LIMITS.maxLatencyMs).nullable(),
+  reanalysisPeriod: z.enum(REANALYSIS_PERIODS),
+  autoApplyRecommendations: z.boolean(),
+  responseFormatEnabled: z.boolean(),
+  responseFormatType: z.enum(RESPONSE_FORMAT_TYPES),
+  responseFormatSchema: z.record(z.string(), z.unknown()).nullable(),
+  spendingLimit: z.number().min(0).max(LIMITS.spendingLimit).nullable(),
+  spendingLimitPeriod: z.enum(SPENDING_PERIODS),
+  spendingEnforcement: z.enum(SPENDING_ENFORCEMENTS),
+};
+
+export type GateFieldName = keyof typeof gateFieldSchemas;
+export const GATE_FIELDS = Object.keys(gateFieldSchemas) as GateFieldName[];
+
+export const gatePatchSchema = z.object(gateFieldSchemas).partial();
+export const gateCreateSchema = gatePatchSchema.required({
+  name: true,
+  model: true,
+  taskType: true,
+});
+
+export type GatePatch = z.infer<typeof gatePatchSchema>;
+export type GateCreate = z.infer<typeof gateCreateSchema>;
+
+/** The settings a stored gate has after defaults: what cross-field rules look at. */
+export type GateSettings = {
+  [K in GateFieldName]-?: Exclude<GatePatch[K], undefined>;
+};
+
+export const GATE_DEFAULTS: Omit<GateSettings, 'name' | 'model' | 'taskType'> = {
+  description: null,
+  autoEnhanceDescription: false,
+  taskSubtype: null,
+  tags: [],
+  routingStrategy: 'single',
+  fallbackModels: [],
+  systemPrompt: null,
+  temperature: null,
+  maxTokens: null,
+  topP: null,
+  allowOverrides: false,
+  costWeight: null,
+  latencyWeight: null,
+  qualityWeight: null,
+  analysisMethod: null,
+  maxCostPer1kTokens: null,
+  maxLatencyMs: null,
+  reanalysisPeriod: 'never',
+  autoApplyRecommendations: false,
+  responseFormatEnabled: false,
+  responseFormatType: 'text',
+  responseFormatSchema: null,
+  spendingLimit: null,
+  spendingLimitPeriod: 'monthly',
+  spendingEnforcement: 'alert_only',
+};
+
+type Parsed<T> = { ok: true; value: T } | { ok: false; issues: FieldIssue[] };
+
+/**
+ * Parses a create or update body. Unknown and read-only fields are refused by name, so a typo
+ * ("temprature") is an error rather than a silently ignored setting.
+ */
+export function parseGateInput(raw: unknown, mode: 'create'): Parsed<GateCreate>;
+export function parseGateInput(raw: unknown, mode: 'update'): Parsed<GatePatch>;
+export function parseGateInput(
+  raw: unknown,
+  mode: 'create' | 'update',
+): Parsed<GateCreate | GatePatch> {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    return { ok: false, issues: [{ path: '', message: 'body must be a JSON object' }] };
+  }
+  const issues: FieldIssue[] = [];
+  for (const key of Object.keys(raw)) {
+    if ((READ_ONLY_GATE_FIELDS as readonly string[]).includes(key)) {
+      issues.push({ path: key, message: 'is read-only and cannot be set' });
+    } else if (!(key in gateFieldSchemas)) {
+      issues.push({ path: key, message: 'is not a gate field' });
+    }
+  }
+  const schema = mode === 'create' ? gateCreateSchema : gatePatchSchema;
+  const result = schema.safeParse(raw);
+  if (!result.success) issues.push(...issuesFromZod(result.error));
+  if (issues.length > 0 || !result.success) return { ok: false, issues };
+  if (mode === 'update' && Object.keys(result.data).length === 0) {
+    return { ok: false, issues: [{ path: '', message: 'no gate field to update' }] };
+  }
+  return { ok: true, value: result.data };
+}
+
+/** Rules that tie fields together; checked on the whole gate as it would be stored. */
+export function crossFieldIssues(gate: GateSettings): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  if (gate.taskSubtype !== null && gate.taskType !== 'chat') {
+    issues.push({ path: 'taskSubtype', message: 'applies to chat gates only' });
+  }
+  const seen = new Set<string>([gate.model]);
+  gate.fallbackModels.forEach((model, i) => {
+    if (seen.has(model)) {
+      issues.push({
+        path: `fallbackModels.${i}`,
+        message:
+          model === gate.model
+            ? 'is the primary model already'
+            : 'is listed twice among the fallbacks',
+      });
+    }
+    seen.add(model);
+  });
+  const tags = new Set<string>();
+  gate.tags.forEach((tag, i) => {
+    if (tags.has(tag)) issues.push({ path: `tags.${i}`, message: 'is listed twice' });
+    tags.add(tag);
+  });
+  if (
+    gate.responseFormatEnabled &&
+    gate.responseFormatType === 'json_schema' &&
+    gate.responseFormatSchema === null
+  ) {
+    issues.push({
+      path: 'responseFormatSchema',
+      message: 'is required when responseFormatType is json_schema',
+    });
+  }
+  if (gate.analysisMethod === 'custom') {
+    for (const field of ['costWeight', 'latencyWeight', 'qualityWeight'] as const) {
+      if (gate[field] === null) {
+        issues.push({ path: field, message: 'is required when analysisMethod is custom' });
+      }
+    }
+  }
+  return issues;
+}
+
+/** Whether a client may override `field` on a gate with these permissions. */
+export function overrideAllowed(allow: AllowOverrides, field: OverridableField): boolean {
+  return allow === true || (typeof allow === 'object' && allow[field] === true);
+}
