@@ -11,7 +11,9 @@ const printed = `${printSchema(lexicographicSortSchema(schema))}\n`;
 if (process.argv.includes('--check')) {
   const committed = await readFile(file, 'utf8').catch(() => '');
   if (committed !== printed) {
-    console.error('schema.graphql is stale: run `pnpm --filter @gatehouse/server schema:print` and commit it.');
+    console.error(
+      'schema.graphql is stale: run `pnpm --filter @gatehouse/server schema:print` and commit it.',
+    );
     process.exit(1);
   }
   console.log('schema.graphql is up to date');

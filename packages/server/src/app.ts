@@ -4,7 +4,7 @@ import path from 'node:path';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { migrationsDir, type Config } from './config.ts';
+import { type Config, migrationsDir } from './config.ts';
 import { driver } from './db/client.ts';
 import { pendingMigrations } from './db/migrate.ts';
 import { NotFoundError } from './domain/errors.ts';

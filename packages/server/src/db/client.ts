@@ -1,7 +1,7 @@
-import { PrismaClient } from '../generated/prisma/client.ts';
 import { migrationsDir } from '../config.ts';
-import { migrate } from './migrate.ts';
+import { PrismaClient } from '../generated/prisma/client.ts';
 import { openPglite, openPostgres, type SqlDriver } from './driver.ts';
+import { migrate } from './migrate.ts';
 
 export type Database = { prisma: PrismaClient; driver: SqlDriver; close(): Promise<void> };
 
@@ -20,9 +20,10 @@ export async function connectDatabase(opts: {
   databaseUrl?: string | undefined;
   dataDir: string;
   migrate?: boolean;
+  schema?: string;
 }): Promise<Database> {
   const sql = opts.databaseUrl
-    ? await openPostgres(opts.databaseUrl)
+    ? await openPostgres(opts.databaseUrl, opts.schema)
     : await openPglite(opts.dataDir);
   if (opts.migrate !== false) await migrate(sql, migrationsDir);
   const client = new PrismaClient({ adapter: sql.adapter });

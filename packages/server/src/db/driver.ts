@@ -20,15 +20,19 @@ export async function openPglite(dataDir: string): Promise<SqlDriver> {
     exec: async (sql) => {
       await db.exec(sql);
     },
-    query: async <T>(sql: string, params?: unknown[]) =>
-      (await db.query<T>(sql, params as unknown[])).rows,
+    query: async <T>(sql: string, params?: unknown[]) => (await db.query<T>(sql, params as unknown[])).rows,
     adapter: new PrismaPGlite(db),
     close: () => db.close(),
   };
 }
 
-export async function openPostgres(url: string): Promise<SqlDriver> {
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
+/** `schema` isolates a test run inside a shared database; production uses the URL's default. */
+export async function openPostgres(url: string, schema?: string): Promise<SqlDriver> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    ...(schema && { options: `-c search_path="${schema}"` }),
+  });
   // Fail at start-up, with the server's own message, rather than at the first request.
   const probe = await pool.connect();
   probe.release();
@@ -37,9 +41,8 @@ export async function openPostgres(url: string): Promise<SqlDriver> {
     exec: async (sql) => {
       await pool.query(sql);
     },
-    query: async <T>(sql: string, params?: unknown[]) =>
-      (await pool.query(sql, params)).rows as T[],
-    adapter: new PrismaPg(pool),
+    query: async <T>(sql: string, params?: unknown[]) => (await pool.query(sql, params)).rows as T[],
+    adapter: new PrismaPg(pool, schema ? { schema } : undefined),
     close: () => pool.end(),
   };
 }

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { prisma } from '../db/client.ts';
 import type { ApiKey, User } from '../generated/prisma/client.ts';
-import { NotFoundError, ValidationError } from './errors.ts';
 import { issuesFromZod } from '../rules/issues.ts';
+import { NotFoundError, ValidationError } from './errors.ts';
 import { randomToken, sha256 } from './secrets.ts';
 
 /** Every key starts so: easy to spot in code and for secret scanners. */
@@ -59,9 +59,7 @@ export async function authenticateApiKey(key: string): Promise<{ user: User; api
   const now = Date.now();
   if (!found.lastUsedAt || now - found.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
     // Off the request path: a slow write must not slow the call it records.
-    prisma.apiKey
-      .update({ where: { id: found.id }, data: { lastUsedAt: new Date(now) } })
-      .catch(() => {});
+    prisma.apiKey.update({ where: { id: found.id }, data: { lastUsedAt: new Date(now) } }).catch(() => {});
   }
   const { user, ...apiKey } = found;
   return { user, apiKey };

@@ -137,4 +137,3 @@ export function modelProblem(id: string, taskType: TaskType): string | null {
   }
   return null;
 }
-

@@ -1,29 +1,23 @@
 import { z } from 'zod';
 import { prisma } from '../db/client.ts';
-import { Prisma, type Gate } from '../generated/prisma/client.ts';
+import { type Gate, Prisma } from '../generated/prisma/client.ts';
 import {
-  GATE_DEFAULTS,
-  TASK_TYPES,
   crossFieldIssues,
-  parseGateInput,
+  GATE_DEFAULTS,
   type GatePatch,
   type GateSettings,
+  parseGateInput,
+  TASK_TYPES,
 } from '../rules/gate.ts';
 import { issuesFromZod } from '../rules/issues.ts';
 import { modelProblem } from './catalog.ts';
-import {
-  ConflictError,
-  NotFoundError,
-  PlanLimitError,
-  ValidationError,
-  type FieldIssue,
-} from './errors.ts';
+import { ConflictError, type FieldIssue, NotFoundError, PlanLimitError, ValidationError } from './errors.ts';
 import { planOf } from './plans.ts';
 import {
   effectiveSpending,
-  spendingStatusFor,
   type SpendingEnforcement,
   type SpendingPeriod,
+  spendingStatusFor,
 } from './spending.ts';
 
 export const gateListQuerySchema = z.strictObject({
@@ -129,9 +123,7 @@ export async function createGate(userId: string, raw: unknown): Promise<Gate> {
 
 /** The caller's gate; another user's gate is indistinguishable from a missing one. */
 export async function getGate(userId: string, id: string): Promise<Gate> {
-  const gate = z.uuid().safeParse(id).success
-    ? await prisma.gate.findFirst({ where: { id, userId } })
-    : null;
+  const gate = z.uuid().safeParse(id).success ? await prisma.gate.findFirst({ where: { id, userId } }) : null;
   if (!gate) throw new NotFoundError('Gate');
   return gate;
 }

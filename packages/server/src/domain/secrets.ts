@@ -4,12 +4,8 @@ const SCRYPT = { N: 16384, r: 8, p: 1, keyLength: 64 } as const;
 
 function scryptAsync(password: string, salt: Buffer): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    scrypt(
-      password,
-      salt,
-      SCRYPT.keyLength,
-      { N: SCRYPT.N, r: SCRYPT.r, p: SCRYPT.p },
-      (err, key) => (err ? reject(err) : resolve(key)),
+    scrypt(password, salt, SCRYPT.keyLength, { N: SCRYPT.N, r: SCRYPT.r, p: SCRYPT.p }, (err, key) =>
+      err ? reject(err) : resolve(key),
     );
   });
 }

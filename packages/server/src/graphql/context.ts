@@ -1,7 +1,7 @@
 import { GraphQLError } from 'graphql';
 import type { Config } from '../config.ts';
-import type { Actor } from '../http/auth.ts';
 import type { DomainError } from '../domain/errors.ts';
+import type { Actor } from '../http/auth.ts';
 
 export type GraphQLContext = {
   config: Config;

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { getCookie } from 'hono/cookie';
-import { authenticateApiKey } from '../domain/apiKeys.ts';
 import { findSession } from '../domain/accounts.ts';
+import { authenticateApiKey } from '../domain/apiKeys.ts';
 import { ForbiddenError, UnauthorizedError } from '../domain/errors.ts';
 import type { User } from '../generated/prisma/client.ts';
 

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { DomainError, ValidationError, type ErrorCode } from '../domain/errors.ts';
+import { DomainError, type ErrorCode, ValidationError } from '../domain/errors.ts';
 
 export const STATUS_OF: Record<ErrorCode, ContentfulStatusCode> = {
   invalid_request: 400,

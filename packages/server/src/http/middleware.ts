@@ -1,5 +1,5 @@
 import { createMiddleware } from 'hono/factory';
-import { resolveActor, type Actor } from './auth.ts';
+import { type Actor, resolveActor } from './auth.ts';
 
 export type ActorEnv = { Variables: { actor: Actor } };
 

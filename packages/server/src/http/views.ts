@@ -1,8 +1,13 @@
-import type { ApiKey, User } from '../generated/prisma/client.ts';
 import { planOf } from '../domain/plans.ts';
+import type { ApiKey, User } from '../generated/prisma/client.ts';
 
 export function userView(user: User) {
-  return { id: user.id, email: user.email, plan: planOf(user.plan).id, createdAt: user.createdAt.toISOString() };
+  return {
+    id: user.id,
+    email: user.email,
+    plan: planOf(user.plan).id,
+    createdAt: user.createdAt.toISOString(),
+  };
 }
 
 export function apiKeyView(key: ApiKey) {

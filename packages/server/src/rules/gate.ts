@@ -163,10 +163,7 @@ type Parsed<T> = { ok: true; value: T } | { ok: false; issues: FieldIssue[] };
  */
 export function parseGateInput(raw: unknown, mode: 'create'): Parsed<GateCreate>;
 export function parseGateInput(raw: unknown, mode: 'update'): Parsed<GatePatch>;
-export function parseGateInput(
-  raw: unknown,
-  mode: 'create' | 'update',
-): Parsed<GateCreate | GatePatch> {
+export function parseGateInput(raw: unknown, mode: 'create' | 'update'): Parsed<GateCreate | GatePatch> {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     return { ok: false, issues: [{ path: '', message: 'body must be a JSON object' }] };
   }
@@ -200,9 +197,7 @@ export function crossFieldIssues(gate: GateSettings): FieldIssue[] {
       issues.push({
         path: `fallbackModels.${i}`,
         message:
-          model === gate.model
-            ? 'is the primary model already'
-            : 'is listed twice among the fallbacks',
+          model === gate.model ? 'is the primary model already' : 'is listed twice among the fallbacks',
       });
     }
     seen.add(model);

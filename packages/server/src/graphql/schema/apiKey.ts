@@ -1,4 +1,4 @@
-import { createApiKey, listApiKeys, revokeApiKey, type IssuedApiKey } from '../../domain/apiKeys.ts';
+import { createApiKey, type IssuedApiKey, listApiKeys, revokeApiKey } from '../../domain/apiKeys.ts';
 import { NotFoundError, ValidationError } from '../../domain/errors.ts';
 import { builder } from '../builder.ts';
 import { requireActor } from '../context.ts';

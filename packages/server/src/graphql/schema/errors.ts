@@ -1,12 +1,12 @@
 import {
   ConflictError,
-  DomainError,
+  type DomainError,
+  type FieldIssue,
   ForbiddenError,
   NotFoundError,
   PlanLimitError,
   UnauthorizedError,
   ValidationError,
-  type FieldIssue,
 } from '../../domain/errors.ts';
 import { builder } from '../builder.ts';
 
@@ -19,7 +19,8 @@ export const ErrorInterface = builder.interfaceRef<DomainError>('Error').impleme
 });
 
 const FieldIssueRef = builder.objectRef<FieldIssue>('FieldIssue').implement({
-  description: 'A problem with one input field; path is dotted ("fallbackModels.1"), empty for the whole input',
+  description:
+    'A problem with one input field; path is dotted ("fallbackModels.1"), empty for the whole input',
   fields: (t) => ({ path: t.exposeString('path'), message: t.exposeString('message') }),
 });
 

@@ -1,20 +1,15 @@
 import { GraphQLError } from 'graphql';
+import { prisma } from '../../db/client.ts';
+import { ConflictError, NotFoundError, PlanLimitError, ValidationError } from '../../domain/errors.ts';
 import {
   createGate,
   deleteGate,
+  type GateView,
+  gateListQuerySchema,
   gateView,
   getGate,
   updateGate,
-  gateListQuerySchema,
-  type GateView,
 } from '../../domain/gates.ts';
-import {
-  ConflictError,
-  NotFoundError,
-  PlanLimitError,
-  ValidationError,
-} from '../../domain/errors.ts';
-import { prisma } from '../../db/client.ts';
 import type { Gate } from '../../generated/prisma/client.ts';
 import {
   ANALYSIS_METHODS,
@@ -34,9 +29,11 @@ const oneOf = (values: readonly string[]) => `One of: ${values.join(', ')}`;
 // The client-facing view (money as numbers, spending as of now), computed once per gate object.
 const views = new WeakMap<Gate, GateView>();
 const view = (gate: Gate) => {
-  let v = views.get(gate);
-  if (!v) views.set(gate, (v = gateView(gate)));
-  return v;
+  const cached = views.get(gate);
+  if (cached) return cached;
+  const fresh = gateView(gate);
+  views.set(gate, fresh);
+  return fresh;
 };
 
 export const GateRef = builder.prismaObject('Gate', {
@@ -64,7 +61,10 @@ export const GateRef = builder.prismaObject('Gate', {
     costWeight: t.exposeFloat('costWeight', { nullable: true }),
     latencyWeight: t.exposeFloat('latencyWeight', { nullable: true }),
     qualityWeight: t.exposeFloat('qualityWeight', { nullable: true }),
-    analysisMethod: t.exposeString('analysisMethod', { nullable: true, description: oneOf(ANALYSIS_METHODS) }),
+    analysisMethod: t.exposeString('analysisMethod', {
+      nullable: true,
+      description: oneOf(ANALYSIS_METHODS),
+    }),
     maxCostPer1kTokens: t.exposeFloat('maxCostPer1kTokens', { nullable: true }),
     maxLatencyMs: t.exposeInt('maxLatencyMs', { nullable: true }),
     reanalysisPeriod: t.exposeString('reanalysisPeriod', { description: oneOf(REANALYSIS_PERIODS) }),
@@ -90,7 +90,8 @@ export const GateRef = builder.prismaObject('Gate', {
 
 /** One input for create and update: the shared rules decide what is required and valid. */
 const GateInput = builder.inputType('GateInput', {
-  description: 'Gate settings. On create, name, model and taskType are required; on update, send only what changes (null clears)',
+  description:
+    'Gate settings. On create, name, model and taskType are required; on update, send only what changes (null clears)',
   fields: (t) => ({
     name: t.string(),
     description: t.string(),
@@ -149,9 +150,14 @@ builder.queryFields((t) => ({
         taskType: args.taskType ?? undefined,
       });
       if (!filter.success) {
-        throw new GraphQLError(filter.error.issues.map((i: { path: PropertyKey[]; message: string }) => `${i.path.join('.')}: ${i.message}`).join('; '), {
-          extensions: { code: 'BAD_USER_INPUT' },
-        });
+        throw new GraphQLError(
+          filter.error.issues
+            .map((i: { path: PropertyKey[]; message: string }) => `${i.path.join('.')}: ${i.message}`)
+            .join('; '),
+          {
+            extensions: { code: 'BAD_USER_INPUT' },
+          },
+        );
       }
       const where = filter.data;
       return prisma.gate.findMany({

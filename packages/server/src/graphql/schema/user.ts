@@ -1,14 +1,9 @@
-import { registerAccount, signIn, signOut, signupOpen } from '../../domain/accounts.ts';
-import {
-  ConflictError,
-  ForbiddenError,
-  UnauthorizedError,
-  ValidationError,
-} from '../../domain/errors.ts';
-import { PLANS, planOf, type Plan } from '../../domain/plans.ts';
 import { prisma } from '../../db/client.ts';
-import { clearedSessionCookies, sessionCookies } from '../../http/session.ts';
 import type { SessionGrant } from '../../domain/accounts.ts';
+import { registerAccount, signIn, signOut, signupOpen } from '../../domain/accounts.ts';
+import { ConflictError, ForbiddenError, UnauthorizedError, ValidationError } from '../../domain/errors.ts';
+import { PLANS, type Plan, planOf } from '../../domain/plans.ts';
+import { clearedSessionCookies, sessionCookies } from '../../http/session.ts';
 import { builder } from '../builder.ts';
 import { CreatedApiKeyRef } from './apiKey.ts';
 

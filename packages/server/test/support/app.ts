@@ -1,0 +1,67 @@
+/**
+ * Test harness: each test file gets its own database (an in-memory PGlite, or a fresh schema in
+ * the PostgreSQL named by GATEHOUSE_TEST_DATABASE_URL) and the real app, driven through
+ * app.request like any HTTP client.
+ */
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
+import { createApp } from '../../src/app.ts';
+import { type Config, loadConfig } from '../../src/config.ts';
+import { connectDatabase, type Database } from '../../src/db/client.ts';
+
+export const testDatabaseUrl = process.env.GATEHOUSE_TEST_DATABASE_URL || undefined;
+export const databaseKind = testDatabaseUrl ? 'postgres' : 'pglite';
+
+export type TestApp = {
+  config: Config;
+  db: Database;
+  request(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
+};
+
+export async function openTestDatabase(): Promise<{ db: Database; drop(): Promise<void> }> {
+  if (!testDatabaseUrl) {
+    const db = await connectDatabase({ dataDir: 'memory://', migrate: true });
+    return { db, drop: () => db.close() };
+  }
+  const schema = `test_${randomUUID().replaceAll('-', '')}`;
+  const admin = new pg.Client({ connectionString: testDatabaseUrl });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA "${schema}"`);
+  await admin.end();
+  const db = await connectDatabase({ databaseUrl: testDatabaseUrl, dataDir: '', schema });
+  return {
+    db,
+    drop: async () => {
+      await db.close();
+      const c = new pg.Client({ connectionString: testDatabaseUrl });
+      await c.connect();
+      await c.query(`DROP SCHEMA "${schema}" CASCADE`);
+      await c.end();
+    },
+  };
+}
+
+/** Registers beforeAll/afterAll hooks; the returned object is usable inside tests. */
+export function useTestApp(env: Record<string, string> = {}): TestApp {
+  const harness = {} as TestApp;
+  let drop: () => Promise<void> = async () => {};
+  beforeAll(async () => {
+    const opened = await openTestDatabase();
+    drop = opened.drop;
+    const config = loadConfig({ NODE_ENV: 'test', GATEHOUSE_OPEN_SIGNUP: '1', ...env });
+    const app = createApp(config);
+    harness.config = config;
+    harness.db = opened.db;
+    harness.request = (path, init = {}) => {
+      const { json, ...rest } = init;
+      const headers = new Headers(rest.headers);
+      if (json !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
+      return Promise.resolve(
+        app.request(path, { ...rest, headers, ...(json !== undefined && { body: JSON.stringify(json) }) }),
+      );
+    };
+  }, 60_000);
+  afterAll(() => drop(), 60_000);
+  return harness;
+}

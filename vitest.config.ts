@@ -1,0 +1,42 @@
+import net from 'node:net';
+import { defineConfig } from 'vitest/config';
+
+/**
+ * The server suite runs twice: on PGlite always, and on PostgreSQL wherever one answers
+ * (CI: 127.0.0.1:5432, database `test`). GATEHOUSE_REQUIRE_POSTGRES=1 makes a missing one fatal.
+ */
+const postgresUrl = process.env.GATEHOUSE_TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
+
+function reachable(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: hostname, port: Number(port || 5432) });
+    socket.setTimeout(1000);
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => (socket.destroy(), resolve(false)));
+  });
+}
+
+export default defineConfig(async () => {
+  const withPostgres = await reachable(postgresUrl);
+  if (!withPostgres) {
+    if (process.env.GATEHOUSE_REQUIRE_POSTGRES === '1') {
+      throw new Error(`PostgreSQL is required but ${postgresUrl} does not answer`);
+    }
+    console.warn(`PostgreSQL at ${postgresUrl} does not answer: running the server suite on PGlite only`);
+  }
+  const server = (name: string, env: Record<string, string>) => ({
+    extends: './packages/server/vitest.config.ts',
+    test: { name, root: './packages/server', env },
+  });
+  return {
+    test: {
+      projects: [
+        server('server:pglite', { GATEHOUSE_TEST_DATABASE_URL: '' }),
+        ...(withPostgres ? [server('server:postgres', { GATEHOUSE_TEST_DATABASE_URL: postgresUrl })] : []),
+        './packages/web/vitest.config.ts',
+      ],
+    },
+  };
+});
