@@ -12,9 +12,13 @@ function reachable(url: string): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect({ host: hostname, port: Number(port || 5432) });
     socket.setTimeout(1000);
-    socket.once('connect', () => (socket.destroy(), resolve(true)));
-    socket.once('error', () => resolve(false));
-    socket.once('timeout', () => (socket.destroy(), resolve(false)));
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+    socket.once('timeout', () => done(false));
   });
 }
 
