@@ -1,0 +1,80 @@
+import type { ReactNode } from 'react';
+import { useMutation, useQuery } from 'urql';
+import { Link, Redirect, useLocation, useRoute } from 'wouter';
+import { useStartOver } from '../client.tsx';
+import { graphql } from '../graphql.ts';
+import { ErrorBanner, Loading } from '../ui/status.tsx';
+
+const ShellQuery = graphql(`
+  query Shell {
+    me {
+      id
+      email
+    }
+    signupOpen
+  }
+`);
+
+const SignOutMutation = graphql(`
+  mutation SignOut {
+    signOut
+  }
+`);
+
+/** The signed-in frame around every dashboard page; without a session it sends you to sign in. */
+export function AppShell({ children }: { children: ReactNode }) {
+  const [{ data, fetching, error }, refetch] = useQuery({ query: ShellQuery });
+  const [signOutState, signOut] = useMutation(SignOutMutation);
+  const startOver = useStartOver();
+  const [, navigate] = useLocation();
+
+  if (fetching && !data) return <Loading what="Gatehouse" />;
+  if (error && !data) {
+    return (
+      <main className="centered">
+        <ErrorBanner error={error} onRetry={() => refetch({ requestPolicy: 'network-only' })} />
+      </main>
+    );
+  }
+  if (!data?.me) return <Redirect to={data?.signupOpen ? '/sign-up' : '/sign-in'} replace />;
+
+  const onSignOut = async () => {
+    await signOut({});
+    navigate('/sign-in', { replace: true });
+    startOver();
+  };
+
+  return (
+    <div className="shell">
+      <header className="topbar">
+        <Link href="/gates" className="brand">
+          Gatehouse
+        </Link>
+        <nav className="nav">
+          <NavLink href="/gates">Gates</NavLink>
+        </nav>
+        <div className="account">
+          <span className="muted">{data.me.email}</span>
+          <button
+            type="button"
+            className="button subtle"
+            onClick={onSignOut}
+            disabled={signOutState.fetching}
+          >
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main className="content">{children}</main>
+    </div>
+  );
+}
+
+function NavLink({ href, children }: { href: string; children: ReactNode }) {
+  const [active] = useRoute(`${href}/*?`);
+  return (
+    <Link href={href} className={active ? 'nav-link active' : 'nav-link'}>
+      {children}
+    </Link>
+  );
+}

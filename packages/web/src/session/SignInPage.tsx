@@ -1,0 +1,87 @@
+import { useForm } from 'react-hook-form';
+import { useMutation, useQuery } from 'urql';
+import { Link, Redirect, useLocation } from 'wouter';
+import { useStartOver } from '../client.tsx';
+import { graphql } from '../graphql.ts';
+import { ErrorBanner, Loading } from '../ui/status.tsx';
+import { AuthLayout } from './AuthLayout.tsx';
+import { type Credentials, CredentialsForm } from './CredentialsForm.tsx';
+import { credentialsField } from './credentialsField.ts';
+
+const SignInPageQuery = graphql(`
+  query SignInPage {
+    me {
+      id
+    }
+    signupOpen
+  }
+`);
+
+const SignInMutation = graphql(`
+  mutation SignIn($input: CredentialsInput!) {
+    signIn(input: $input) {
+      __typename
+      ... on MutationSignInSuccess {
+        data {
+          user {
+            id
+          }
+        }
+      }
+      ... on Error {
+        message
+      }
+      ... on ValidationError {
+        issues {
+          path
+          message
+        }
+      }
+    }
+  }
+`);
+
+export function SignInPage() {
+  const [{ data, fetching, error }, refetch] = useQuery({ query: SignInPageQuery });
+  const [, signIn] = useMutation(SignInMutation);
+  const form = useForm<Credentials>({ defaultValues: { email: '', password: '' } });
+  const startOver = useStartOver();
+  const [, navigate] = useLocation();
+
+  if (fetching && !data) return <Loading what="Gatehouse" />;
+  if (data?.me) return <Redirect to="/gates" replace />;
+
+  const onSubmit = async (input: Credentials) => {
+    const result = await signIn({ input });
+    const outcome = result.data?.signIn;
+    if (!outcome) {
+      form.setError('root.server', { message: result.error?.message ?? 'Sign-in failed' });
+      return;
+    }
+    switch (outcome.__typename) {
+      case 'MutationSignInSuccess':
+        navigate('/gates', { replace: true });
+        startOver();
+        return;
+      case 'ValidationError':
+        for (const issue of outcome.issues) {
+          form.setError(credentialsField(issue.path), { message: issue.message });
+        }
+        return;
+      default:
+        form.setError('root.server', { message: outcome.message });
+    }
+  };
+
+  return (
+    <AuthLayout title="Sign in">
+      {error && <ErrorBanner error={error} onRetry={() => refetch({ requestPolicy: 'network-only' })} />}
+      <CredentialsForm form={form} onSubmit={onSubmit} submitLabel="Sign in" />
+      {data?.signupOpen && (
+        <p className="muted centered-text">
+          No account yet? <Link href="/sign-up">Create one</Link>
+        </p>
+      )}
+    </AuthLayout>
+  );
+}

@@ -1,0 +1,134 @@
+import { useState } from 'react';
+import { useForm } from 'react-hook-form';
+import { useMutation, useQuery } from 'urql';
+import { Link, Redirect, useLocation } from 'wouter';
+import { useStartOver } from '../client.tsx';
+import { graphql } from '../graphql.ts';
+import { ErrorBanner, Loading } from '../ui/status.tsx';
+import { ApiKeyReveal } from './ApiKeyReveal.tsx';
+import { AuthLayout } from './AuthLayout.tsx';
+import { type Credentials, CredentialsForm } from './CredentialsForm.tsx';
+import { credentialsField } from './credentialsField.ts';
+
+const SignUpPageQuery = graphql(`
+  query SignUpPage {
+    me {
+      id
+    }
+    signupOpen
+  }
+`);
+
+const SignUpMutation = graphql(`
+  mutation SignUp($input: CredentialsInput!) {
+    signUp(input: $input) {
+      __typename
+      ... on MutationSignUpSuccess {
+        data {
+          session {
+            user {
+              id
+              email
+            }
+          }
+          apiKey {
+            key
+            apiKey {
+              id
+              name
+              prefix
+            }
+          }
+        }
+      }
+      ... on Error {
+        message
+      }
+      ... on ConflictError {
+        field
+      }
+      ... on ValidationError {
+        issues {
+          path
+          message
+        }
+      }
+    }
+  }
+`);
+
+type IssuedKey = { key: string; name: string };
+
+export function SignUpPage() {
+  const [{ data, fetching, error }, refetch] = useQuery({ query: SignUpPageQuery });
+  const [, signUp] = useMutation(SignUpMutation);
+  const form = useForm<Credentials>({ defaultValues: { email: '', password: '' } });
+  const [issued, setIssued] = useState<IssuedKey | null>(null);
+  const startOver = useStartOver();
+  const [, navigate] = useLocation();
+
+  // The key is shown before anything else: it cannot be read again once this page is left.
+  if (issued) {
+    return (
+      <AuthLayout title="Your first API key" intro="Applications use it to call your gates.">
+        <ApiKeyReveal
+          apiKey={issued.key}
+          name={issued.name}
+          onContinue={() => {
+            navigate('/gates', { replace: true });
+            startOver();
+          }}
+        />
+      </AuthLayout>
+    );
+  }
+  if (fetching && !data) return <Loading what="Gatehouse" />;
+  if (data?.me) return <Redirect to="/gates" replace />;
+  if (data && !data.signupOpen) {
+    return (
+      <AuthLayout title="Sign-up is closed">
+        <p>
+          An account exists already, and this Gatehouse does not take new sign-ups.{' '}
+          <Link href="/sign-in">Sign in</Link> instead.
+        </p>
+      </AuthLayout>
+    );
+  }
+
+  const onSubmit = async (input: Credentials) => {
+    const result = await signUp({ input });
+    const outcome = result.data?.signUp;
+    if (!outcome) {
+      form.setError('root.server', { message: result.error?.message ?? 'Sign-up failed' });
+      return;
+    }
+    switch (outcome.__typename) {
+      case 'MutationSignUpSuccess':
+        setIssued({ key: outcome.data.apiKey.key, name: outcome.data.apiKey.apiKey.name });
+        return;
+      case 'ValidationError':
+        for (const issue of outcome.issues) {
+          form.setError(credentialsField(issue.path), { message: issue.message });
+        }
+        return;
+      case 'ConflictError':
+        form.setError(credentialsField(outcome.field ?? ''), { message: outcome.message });
+        return;
+      default:
+        form.setError('root.server', { message: outcome.message });
+    }
+  };
+
+  return (
+    <AuthLayout
+      title="Create your account"
+      intro="You are the first here: this account administers this Gatehouse."
+    >
+      {error && <ErrorBanner error={error} onRetry={() => refetch({ requestPolicy: 'network-only' })} />}
+      <CredentialsForm form={form} onSubmit={onSubmit} submitLabel="Create account" newPassword />
+      <p className="muted centered-text">
+        Have an account? <Link href="/sign-in">Sign in</Link>
+      </p>
+    </AuthLayout>
+  );
+}
