@@ -1,4 +1,6 @@
-import { Redirect, Route, Switch } from 'wouter';
+import { Link, Redirect, Route, Switch } from 'wouter';
+import { CreateGatePage } from './gates/CreateGatePage.tsx';
+import { GatesPage } from './gates/GatesPage.tsx';
 import { AppShell } from './session/AppShell.tsx';
 import { SignInPage } from './session/SignInPage.tsx';
 import { SignUpPage } from './session/SignUpPage.tsx';
@@ -14,6 +16,8 @@ export function App() {
             <Route path="/">
               <Redirect to="/gates" replace />
             </Route>
+            <Route path="/gates" component={GatesPage} />
+            <Route path="/gates/new" component={CreateGatePage} />
             <Route component={NotFoundPage} />
           </Switch>
         </AppShell>
@@ -26,7 +30,9 @@ function NotFoundPage() {
   return (
     <section className="page">
       <h1>Page not found</h1>
-      <p>Nothing lives at this address yet.</p>
+      <p>
+        Nothing lives at this address. <Link href="/gates">Go to your gates</Link>.
+      </p>
     </section>
   );
 }

@@ -1,0 +1,167 @@
+import { useMemo } from 'react';
+import { useQuery } from 'urql';
+import { Link, useSearch } from 'wouter';
+import { graphql, type ResultOf } from '../graphql.ts';
+import { ErrorBanner, Loading } from '../ui/status.tsx';
+
+const PAGE_SIZE = 25;
+
+const GatesQuery = graphql(`
+  query Gates($first: Int, $after: String, $last: Int, $before: String) {
+    gates(first: $first, after: $after, last: $last, before: $before) {
+      edges {
+        node {
+          id
+          name
+          taskType
+          model
+          fallbackModels
+          routingStrategy
+          spendingStatus
+          spendingCurrent
+          spendingLimit
+          spendingLimitPeriod
+          tags
+        }
+      }
+      pageInfo {
+        hasNextPage
+        hasPreviousPage
+        startCursor
+        endCursor
+      }
+    }
+  }
+`);
+
+type GateRow = ResultOf<typeof GatesQuery>['gates']['edges'][number]['node'];
+
+/** The page of gates the URL names: `?after=<cursor>` forward, `?before=<cursor>` back. */
+function pageFromSearch(search: string) {
+  const params = new URLSearchParams(search);
+  const before = params.get('before');
+  if (before) return { last: PAGE_SIZE, before };
+  const after = params.get('after');
+  return { first: PAGE_SIZE, ...(after && { after }) };
+}
+
+export function GatesPage() {
+  const search = useSearch();
+  const variables = useMemo(() => pageFromSearch(search), [search]);
+  // An empty list names no Gate type, so say it: creating a gate must refresh this list.
+  const context = useMemo(() => ({ additionalTypenames: ['Gate'] }), []);
+  const [{ data, fetching, error }, refetch] = useQuery({ query: GatesQuery, variables, context });
+
+  const connection = data?.gates;
+  const firstPage = !('after' in variables) && !('before' in variables);
+
+  return (
+    <section className="page">
+      <div className="page-header">
+        <div>
+          <h1>Gates</h1>
+          <p className="muted">Each gate is a stored configuration your applications call by its id.</p>
+        </div>
+        <Link href="/gates/new" className="button primary">
+          Create gate
+        </Link>
+      </div>
+
+      {error && <ErrorBanner error={error} onRetry={() => refetch({ requestPolicy: 'network-only' })} />}
+      {!connection && fetching && <Loading what="gates" />}
+      {connection && connection.edges.length === 0 && firstPage && (
+        <div className="empty">
+          <h2>No gates yet</h2>
+          <p className="muted">Create a gate to choose a model, its parameters and a spending limit.</p>
+          <Link href="/gates/new" className="button primary">
+            Create your first gate
+          </Link>
+        </div>
+      )}
+      {connection && (connection.edges.length > 0 || !firstPage) && (
+        <>
+          <div className="table-wrap">
+            <table className="table">
+              <thead>
+                <tr>
+                  <th>Name</th>
+                  <th>Task type</th>
+                  <th>Model</th>
+                  <th>Routing</th>
+                  <th>Spending</th>
+                  <th>Tags</th>
+                </tr>
+              </thead>
+              <tbody>
+                {connection.edges.map(({ node }) => (
+                  <GateTableRow key={node.id} gate={node} />
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <nav className="pager" aria-label="Pages of gates">
+            {connection.pageInfo.hasPreviousPage && connection.pageInfo.startCursor ? (
+              <Link href={`/gates?before=${encodeURIComponent(connection.pageInfo.startCursor)}`}>
+                ← Newer
+              </Link>
+            ) : (
+              <span />
+            )}
+            {connection.pageInfo.hasNextPage && connection.pageInfo.endCursor && (
+              <Link href={`/gates?after=${encodeURIComponent(connection.pageInfo.endCursor)}`}>Older →</Link>
+            )}
+          </nav>
+        </>
+      )}
+    </section>
+  );
+}
+
+function GateTableRow({ gate }: { gate: GateRow }) {
+  return (
+    <tr>
+      <td>
+        <div className="strong">{gate.name}</div>
+        <div className="mono muted small" title="The gate id applications send">
+          {gate.id}
+        </div>
+      </td>
+      <td>{gate.taskType}</td>
+      <td>
+        <div className="mono">{gate.model}</div>
+        {gate.fallbackModels.length > 0 && (
+          <div className="muted small">
+            + {gate.fallbackModels.length} fallback{gate.fallbackModels.length === 1 ? '' : 's'}
+          </div>
+        )}
+      </td>
+      <td>{gate.routingStrategy}</td>
+      <td>
+        <span className={gate.spendingStatus === 'active' ? 'badge ok' : 'badge danger'}>
+          {gate.spendingStatus}
+        </span>
+        <div className="muted small">
+          {formatUsd(gate.spendingCurrent)}
+          {gate.spendingLimit === null
+            ? ' · no limit'
+            : ` of ${formatUsd(gate.spendingLimit)} ${gate.spendingLimitPeriod === 'daily' ? 'today' : 'this month'}`}
+        </div>
+      </td>
+      <td>
+        <div className="tags">
+          {gate.tags.map((tag) => (
+            <span key={tag} className="tag">
+              {tag}
+            </span>
+          ))}
+        </div>
+      </td>
+    </tr>
+  );
+}
+
+const usd = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', maximumFractionDigits: 4 });
+
+function formatUsd(amount: number): string {
+  return usd.format(amount);
+}

@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { checkGateForm, emptyGateForm, fieldOfIssue, type GateFormValues } from './gateForm.ts';
+
+const filled = (values: Partial<GateFormValues>): GateFormValues => ({
+  ...emptyGateForm,
+  name: 'Support bot',
+  model: 'mock/echo',
+  ...values,
+});
+
+describe('the create-gate form', () => {
+  it('sends only what was filled in, with numbers as numbers', () => {
+    const check = checkGateForm(filled({ temperature: '0.7', tags: ' support, , prod ' }));
+    expect(check).toEqual({
+      ok: true,
+      value: {
+        name: 'Support bot',
+        taskType: 'chat',
+        model: 'mock/echo',
+        routingStrategy: 'single',
+        fallbackModels: [],
+        tags: ['support', 'prod'],
+        temperature: 0.7,
+        spendingLimitPeriod: 'monthly',
+        spendingEnforcement: 'alert_only',
+      },
+    });
+  });
+
+  it('refuses a temperature above 2 by the shared rules, on the temperature field', () => {
+    const check = checkGateForm(filled({ temperature: '3' }));
+    expect(check.ok).toBe(false);
+    if (check.ok) return;
+    expect(check.issues.map((issue) => fieldOfIssue(issue)?.field)).toEqual(['temperature']);
+  });
+
+  it('asks for a model rather than reporting an empty string', () => {
+    const check = checkGateForm(filled({ model: '' }));
+    expect(check).toEqual({ ok: false, issues: [{ path: 'model', message: 'choose a model' }] });
+  });
+
+  it('refuses a fallback that repeats the primary model, on that fallback', () => {
+    const check = checkGateForm(
+      filled({
+        routingStrategy: 'fallback',
+        fallbackModels: [{ model: 'mock/fast' }, { model: 'mock/echo' }],
+      }),
+    );
+    expect(check.ok).toBe(false);
+    if (check.ok) return;
+    expect(check.issues.map((issue) => fieldOfIssue(issue))).toEqual([
+      { field: 'fallbackModels.1.model', message: 'Is the primary model already' },
+    ]);
+  });
+
+  it('places server issues on the field they name, and leaves unknown paths for the top', () => {
+    expect(fieldOfIssue({ path: 'name', message: 'must not be empty' })).toEqual({
+      field: 'name',
+      message: 'Must not be empty',
+    });
+    expect(fieldOfIssue({ path: 'tags.1', message: 'is listed twice' })).toEqual({
+      field: 'tags',
+      message: 'Tag 2: is listed twice',
+    });
+    expect(fieldOfIssue({ path: 'allowOverrides', message: 'bad' })).toBeNull();
+    expect(fieldOfIssue({ path: '', message: 'body must be a JSON object' })).toBeNull();
+  });
+});
