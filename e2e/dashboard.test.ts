@@ -1,0 +1,186 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { Page, Request } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser, type RunningBrowser } from './support/browser.ts';
+import { type RunningServer, startServer } from './support/server.ts';
+
+const artifacts = path.join(import.meta.dirname, 'artifacts');
+
+/**
+ * One first-run story in order, as an administrator lives it: each step starts where the last
+ * one left the browser, so the steps share this page and this server.
+ */
+describe('the dashboard, first run', () => {
+  let server: RunningServer;
+  let browser: RunningBrowser;
+  let page: Page;
+  let apiKey = '';
+  const graphqlRequests: Request[] = [];
+  const email = `admin-${Date.now()}@example.com`;
+  const password = 'correct horse battery';
+
+  beforeAll(async () => {
+    await mkdir(artifacts, { recursive: true });
+    server = await startServer();
+    browser = await launchBrowser();
+    await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+    page = await browser.context.newPage();
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname === '/graphql') graphqlRequests.push(request);
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  const submitted = (operation: string) =>
+    graphqlRequests.filter((request) => request.postDataJSON()?.query?.includes(`mutation ${operation}`));
+
+  it('sends the first visitor to sign up, and shows the first API key once, with a copy button', async () => {
+    await page.goto(server.url);
+    await page.waitForURL('**/sign-up');
+    await page.getByRole('heading', { name: 'Create your account' }).waitFor();
+
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Create account' }).click();
+
+    await page.getByRole('heading', { name: 'Your first API key' }).waitFor();
+    apiKey = await page.locator('#api-key').inputValue();
+    expect(apiKey.length).toBeGreaterThan(20);
+
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await page.getByRole('button', { name: 'Copied' }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(apiKey);
+    await page.screenshot({ path: path.join(artifacts, 'first-api-key.png') });
+
+    // The key shown is a working one.
+    const response = await fetch(`${server.url}/v1/gates`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
+    expect(response.status).toBe(200);
+  });
+
+  it('continues to an empty gates list', async () => {
+    await page.getByRole('button', { name: 'Continue to gates' }).click();
+    await page.waitForURL('**/gates');
+    await page.getByRole('heading', { name: 'No gates yet' }).waitFor();
+    await page.getByText(email).waitFor();
+  });
+
+  it('catches a temperature above 2 in the browser, on the temperature field', async () => {
+    await page.getByRole('link', { name: 'Create your first gate' }).click();
+    await page.waitForURL('**/gates/new');
+
+    await page.getByLabel('Name').fill('Support bot');
+    await page.getByLabel('Task type').selectOption('chat');
+    // The model list comes from the catalog for the chosen task type.
+    await page.locator('#model option[value="mock/echo"]').waitFor({ state: 'attached' });
+    expect(await page.locator('#model option[value="mock/embed"]').count()).toBe(0);
+    await page.getByLabel('Model').selectOption('mock/echo');
+    await page.getByLabel('Temperature').fill('3');
+    await page.getByRole('button', { name: 'Create gate' }).click();
+
+    const error = page.locator('#temperature-error');
+    await error.waitFor();
+    expect(await error.textContent()).toMatch(/<=\s*2/);
+    expect(await page.getByLabel('Temperature').getAttribute('aria-invalid')).toBe('true');
+    expect(submitted('CreateGate')).toHaveLength(0);
+    await page.screenshot({ path: path.join(artifacts, 'create-gate-client-error.png'), fullPage: true });
+  });
+
+  it('creates the gate once the value is fixed, and lists it', async () => {
+    await page.getByLabel('Temperature').fill('0.7');
+    await page.getByLabel('Tags').fill('support, e2e');
+    await page.getByRole('button', { name: 'Create gate' }).click();
+
+    await page.waitForURL((url) => url.pathname === '/gates');
+    const row = page.getByRole('row').filter({ hasText: 'Support bot' });
+    await row.waitFor();
+    const cells = await row.getByRole('cell').allTextContents();
+    expect(cells[1]).toBe('chat');
+    expect(cells[2]).toContain('mock/echo');
+    expect(cells[3]).toBe('single');
+    expect(cells[4]).toContain('active');
+    expect(cells[5]).toContain('support');
+    expect(cells[5]).toContain('e2e');
+
+    // What the form saved is what the API serves.
+    const response = await fetch(`${server.url}/v1/gates`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
+    const { gates } = (await response.json()) as { gates: unknown[] };
+    expect(gates).toEqual([
+      expect.objectContaining({
+        name: 'Support bot',
+        model: 'mock/echo',
+        temperature: 0.7,
+        tags: ['support', 'e2e'],
+      }),
+    ]);
+  });
+
+  it('puts the server’s conflict on a duplicate name on the name field', async () => {
+    await page.getByRole('link', { name: 'Create gate' }).click();
+    await page.waitForURL('**/gates/new');
+    await page.getByLabel('Name').fill('Support bot');
+    await page.locator('#model option[value="mock/echo"]').waitFor({ state: 'attached' });
+    await page.getByLabel('Model').selectOption('mock/echo');
+    await page.getByRole('button', { name: 'Create gate' }).click();
+
+    const error = page.locator('#name-error');
+    await error.waitFor();
+    expect(await error.textContent()).toBe('You have a gate with this name already');
+    expect(submitted('CreateGate')).toHaveLength(2);
+    expect(new URL(page.url()).pathname).toBe('/gates/new');
+    await page.screenshot({ path: path.join(artifacts, 'create-gate-conflict.png'), fullPage: true });
+  });
+
+  it('offers only the models of the chosen task type, and drops a model of another', async () => {
+    await page.getByLabel('Task type').selectOption('embeddings');
+    await page.locator('#model option[value="mock/embed"]').waitFor({ state: 'attached' });
+    expect(await page.locator('#model option[value="mock/echo"]').count()).toBe(0);
+    expect(await page.getByLabel('Model').inputValue()).toBe('');
+    await page.getByRole('link', { name: 'Gates', exact: true }).first().click();
+    await page.waitForURL((url) => url.pathname === '/gates');
+  });
+
+  it('signs out, and back in, to the same gates', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL('**/sign-in');
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('Invalid email or password').waitFor();
+
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL('**/gates');
+    await page.getByRole('row').filter({ hasText: 'Support bot' }).waitFor();
+    await page.screenshot({ path: path.join(artifacts, 'gates-list.png'), fullPage: true });
+  });
+
+  it('sent the CSRF token with every GraphQL request made while signed in', async () => {
+    const cookies = await browser.context.cookies(server.url);
+    expect(cookies.find((cookie) => cookie.name === 'gh_session')?.httpOnly).toBe(true);
+    const csrf = cookies.find((cookie) => cookie.name === 'gh_csrf')?.value;
+    expect(csrf).toBeTruthy();
+
+    const operations = graphqlRequests.map((request) => String(request.postDataJSON()?.query ?? ''));
+    const at = (operation: string) =>
+      operations.findIndex((query) => query.includes(`mutation ${operation}`));
+    const token = (request: Request) => request.headers()['x-csrf-token'];
+    // First session: from the request after sign-up to the sign-out itself.
+    const first = graphqlRequests.slice(at('SignUp') + 1, at('SignOut') + 1);
+    // Second session: everything after the successful sign-in (the last SignIn).
+    const secondStart = operations.findLastIndex((query) => query.includes('mutation SignIn'));
+    const second = graphqlRequests.slice(secondStart + 1);
+    expect(first.length).toBeGreaterThan(3);
+    expect(second.length).toBeGreaterThan(0);
+    expect(first.filter((request) => !token(request))).toEqual([]);
+    expect(second.map(token)).toEqual(second.map(() => csrf));
+  });
+});
