@@ -13,13 +13,16 @@ import { errorBody, errorResponse } from './http/errors.ts';
 import { requireActor } from './http/middleware.ts';
 import { apiKeyRoutes } from './rest/apiKeys.ts';
 import { authRoutes } from './rest/auth.ts';
+import { nativeChatRoutes } from './rest/chat.ts';
 import { gateRoutes } from './rest/gates.ts';
+import { openAIRoutes } from './rest/openai.ts';
+import type { Runtime } from './runtime.ts';
 
 /** Control-plane bodies are small; a larger one is refused before it is read in full. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /** Builds the whole HTTP surface; listens nowhere (main.ts does, tests call app.request). */
-export function createApp(config: Config) {
+export function createApp(config: Config, runtime: Runtime) {
   const app = new Hono();
   app.onError((error, c) => errorResponse(c, error));
 
@@ -40,13 +43,24 @@ export function createApp(config: Config) {
     onError: (c) =>
       c.json(errorBody('payload_too_large', `Request body exceeds ${MAX_BODY_BYTES} bytes`), 413),
   });
+  const chatLimit = bodyLimit({
+    maxSize: config.maxChatBodyBytes,
+    onError: (c) =>
+      c.json(errorBody('payload_too_large', `Request body exceeds ${config.maxChatBodyBytes} bytes`), 413),
+  });
+
+  // Chat bodies may carry images, so they get their own, larger limit; the OpenAI-compatible
+  // routes answer in OpenAI's error shape, so they come before the native /v1 middleware.
+  app.use('/v1/chat/*', chatLimit);
+  app.use('/v3/*', chatLimit);
+  app.route('/v1', openAIRoutes(runtime.dataPlane));
   app.use('/v1/*', limit);
-  app.use('/v3/*', limit);
   app.use('/graphql', limit);
 
   app.route('/v1/auth', authRoutes(config));
   app.use('/v1/*', requireActor);
   app.use('/v3/*', requireActor);
+  app.route('/v3', nativeChatRoutes(runtime.dataPlane));
   app.route('/v1/api-keys', apiKeyRoutes);
   app.route('/v1/gates', gateRoutes);
   app.all('/v1/*', () => {

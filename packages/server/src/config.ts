@@ -20,7 +20,48 @@ const envSchema = z.object({
   GATEHOUSE_SECURE_COOKIES: flag,
   GATEHOUSE_SESSION_DAYS: z.coerce.number().int().min(1).max(365).default(14),
   GATEHOUSE_WEB_DIST: z.string().optional(),
+  GATEHOUSE_ATTEMPT_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(30_000),
+  GATEHOUSE_MAX_CHAT_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(10 * 1024 * 1024),
+  GATEHOUSE_MOCK_LATENCY_MS: z.coerce.number().int().min(0).max(60_000).default(0),
 });
+
+/** Upstream providers: `{ID}_API_KEY` and `{ID}_BASE_URL` for each, defaults below. */
+export const PROVIDER_DEFAULTS: Record<string, { baseUrl: string; needs: 'key' | 'url' }> = {
+  openai: { baseUrl: 'https://api.openai.com/v1', needs: 'key' },
+  anthropic: { baseUrl: 'https://api.anthropic.com', needs: 'key' },
+  gemini: { baseUrl: 'https://generativelanguage.googleapis.com', needs: 'key' },
+  mistral: { baseUrl: 'https://api.mistral.ai', needs: 'key' },
+  groq: { baseUrl: 'https://api.groq.com/openai/v1', needs: 'key' },
+  deepseek: { baseUrl: 'https://api.deepseek.com/v1', needs: 'key' },
+  xai: { baseUrl: 'https://api.x.ai/v1', needs: 'key' },
+  together: { baseUrl: 'https://api.together.xyz/v1', needs: 'key' },
+  openrouter: { baseUrl: 'https://openrouter.ai/api/v1', needs: 'key' },
+  ollama: { baseUrl: '', needs: 'url' },
+  vllm: { baseUrl: '', needs: 'url' },
+};
+
+export type ProviderSettings = {
+  providers: Record<string, { configured: boolean; apiKey: string | undefined; baseUrl: string }>;
+  mockLatencyMs: number;
+};
+
+function providerSettings(env: NodeJS.ProcessEnv, mockLatencyMs: number): ProviderSettings {
+  const providers: ProviderSettings['providers'] = {};
+  for (const [id, d] of Object.entries(PROVIDER_DEFAULTS)) {
+    const apiKey = env[`${id.toUpperCase()}_API_KEY`] || undefined;
+    const baseUrl = env[`${id.toUpperCase()}_BASE_URL`] || d.baseUrl;
+    providers[id] = {
+      configured: d.needs === 'key' ? apiKey !== undefined : baseUrl !== '',
+      apiKey,
+      baseUrl,
+    };
+  }
+  return { providers, mockLatencyMs };
+}
 
 export type Config = {
   env: 'development' | 'production' | 'test';
@@ -33,6 +74,9 @@ export type Config = {
   secureCookies: boolean;
   sessionDays: number;
   webDist: string;
+  attemptTimeoutMs: number;
+  maxChatBodyBytes: number;
+  providers: ProviderSettings;
 };
 
 const repoRoot = path.resolve(import.meta.dirname, '../../..');
@@ -59,6 +103,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webDist: e.GATEHOUSE_WEB_DIST
       ? path.resolve(base, e.GATEHOUSE_WEB_DIST)
       : path.join(repoRoot, 'packages/web/dist'),
+    attemptTimeoutMs: e.GATEHOUSE_ATTEMPT_TIMEOUT_MS,
+    maxChatBodyBytes: e.GATEHOUSE_MAX_CHAT_BODY_BYTES,
+    providers: providerSettings(env, e.GATEHOUSE_MOCK_LATENCY_MS),
   };
 }
 

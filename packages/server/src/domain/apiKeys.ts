@@ -43,6 +43,7 @@ export async function revokeApiKey(userId: string, id: string): Promise<ApiKey> 
     ? await prisma.apiKey.findFirst({ where: { id, userId } })
     : null;
   if (!key) throw new NotFoundError('API key');
+  keyCache.delete(key.keyHash);
   if (key.revokedAt) return key;
   return prisma.apiKey.update({ where: { id }, data: { revokedAt: new Date() } });
 }
@@ -51,10 +52,24 @@ export function looksLikeApiKey(value: string): boolean {
   return KEY_PATTERN.test(value);
 }
 
+// Recently authenticated keys, so the hot path skips a query per request. Revoking through this
+// process drops the entry at once; another process's revocation is seen within KEY_CACHE_TTL_MS.
+const KEY_CACHE_TTL_MS = 5000;
+const keyCache = new Map<string, { found: ApiKey & { user: User }; at: number }>();
+
 /** The key's owner, or null for an unknown or revoked key. */
 export async function authenticateApiKey(key: string): Promise<{ user: User; apiKey: ApiKey } | null> {
   if (!looksLikeApiKey(key)) return null;
-  const found = await prisma.apiKey.findUnique({ where: { keyHash: sha256(key) }, include: { user: true } });
+  const hash = sha256(key);
+  const hit = keyCache.get(hash);
+  let found = hit && performance.now() - hit.at < KEY_CACHE_TTL_MS ? hit.found : null;
+  if (!found) {
+    found = await prisma.apiKey.findUnique({ where: { keyHash: hash }, include: { user: true } });
+    if (found && !found.revokedAt) {
+      if (keyCache.size >= 10_000) keyCache.clear();
+      keyCache.set(hash, { found, at: performance.now() });
+    }
+  }
   if (!found || found.revokedAt) return null;
   const now = Date.now();
   if (!found.lastUsedAt || now - found.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {

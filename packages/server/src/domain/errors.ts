@@ -14,6 +14,21 @@ export type ErrorCode =
   | 'upstream_error'
   | 'upstream_timeout';
 
+/** The HTTP status each code answers with, wherever a status is needed (REST, logs). */
+export const HTTP_STATUS = {
+  invalid_request: 400,
+  unauthorized: 401,
+  spending_limit_exceeded: 402,
+  forbidden: 403,
+  plan_limit_reached: 403,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  rate_limited: 429,
+  upstream_error: 502,
+  upstream_timeout: 504,
+} as const satisfies Record<ErrorCode, number>;
+
 /** An expected failure a user should read. REST maps `code` to a status; GraphQL to a typed result. */
 export class DomainError extends Error {
   constructor(

@@ -12,6 +12,7 @@ import {
 import { issuesFromZod } from '../rules/issues.ts';
 import { modelProblem } from './catalog.ts';
 import { ConflictError, type FieldIssue, NotFoundError, PlanLimitError, ValidationError } from './errors.ts';
+import { forgetGate } from './gateCache.ts';
 import { planOf } from './plans.ts';
 import {
   effectiveSpending,
@@ -175,6 +176,7 @@ export async function updateGate(userId: string, id: string, raw: unknown): Prom
     spendingCurrent: spending.current,
   });
   try {
+    forgetGate(existing.id);
     return await prisma.gate.update({
       where: { id: existing.id },
       data: {
@@ -192,6 +194,7 @@ export async function updateGate(userId: string, id: string, raw: unknown): Prom
 
 export async function deleteGate(userId: string, id: string): Promise<void> {
   const gate = await getGate(userId, id);
+  forgetGate(gate.id);
   await prisma.gate.delete({ where: { id: gate.id } });
 }
 

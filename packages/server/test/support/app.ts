@@ -9,6 +9,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { createApp } from '../../src/app.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import { connectDatabase, type Database } from '../../src/db/client.ts';
+import { createRuntime, type Runtime } from '../../src/runtime.ts';
 
 export const testDatabaseUrl = process.env.GATEHOUSE_TEST_DATABASE_URL || undefined;
 export const databaseKind = testDatabaseUrl ? 'postgres' : 'pglite';
@@ -16,6 +17,8 @@ export const databaseKind = testDatabaseUrl ? 'postgres' : 'pglite';
 export type TestApp = {
   config: Config;
   db: Database;
+  /** The data plane's parts; `runtime.logs.drain()` makes queued log entries visible. */
+  runtime: Runtime;
   request(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
 };
 
@@ -50,7 +53,9 @@ export function useTestApp(env: Record<string, string> = {}): TestApp {
     const opened = await openTestDatabase();
     drop = opened.drop;
     const config = loadConfig({ NODE_ENV: 'test', GATEHOUSE_OPEN_SIGNUP: '1', ...env });
-    const app = createApp(config);
+    const runtime = createRuntime(config);
+    const app = createApp(config, runtime);
+    harness.runtime = runtime;
     harness.config = config;
     harness.db = opened.db;
     harness.request = (path, init = {}) => {
@@ -62,6 +67,9 @@ export function useTestApp(env: Record<string, string> = {}): TestApp {
       );
     };
   }, 60_000);
-  afterAll(() => drop(), 60_000);
+  afterAll(async () => {
+    await harness.runtime?.close();
+    await drop();
+  }, 60_000);
   return harness;
 }

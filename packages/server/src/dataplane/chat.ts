@@ -1,0 +1,332 @@
+/**
+ * One chat request through a gate: merge, reserve, route across models, check structured
+ * output, count tokens and cost, settle spending, log. Knows nothing of HTTP: the endpoints
+ * parse the wire format and write the answer.
+ */
+import { randomUUID } from 'node:crypto';
+import { findModel, modelProblem } from '../domain/catalog.ts';
+import { DomainError, HTTP_STATUS, ValidationError } from '../domain/errors.ts';
+import type { Gate } from '../generated/prisma/client.ts';
+import type { ProviderRegistry } from '../providers/registry.ts';
+import {
+  type ChatCompletion,
+  type ChatParams,
+  ProviderError,
+  type StreamDelta,
+  type Usage,
+} from '../providers/types.ts';
+import type { AllowOverrides, TaskType } from '../rules/gate.ts';
+import { costOf, estimateUsage, worstCaseCost } from './cost.ts';
+import type { LogWriter } from './logWriter.ts';
+import { gateResponseFormat, mergeRequest } from './merge.ts';
+import type { ChatRequest } from './request.ts';
+import { attemptOrder, type RoutingStrategy } from './routing.ts';
+import { addSpending, type Reservation, reserve, type SpendingAccumulator, settle } from './spending.ts';
+import { formatViolation, withInjectedFormat } from './structured.ts';
+
+export type Attempt = {
+  model: string;
+  provider: string;
+  ok: boolean;
+  status: number | null;
+  error: string | null;
+  latencyMs: number;
+};
+
+export type ChatOutcome = {
+  id: string;
+  modelUsed: string;
+  completion: ChatCompletion;
+  usage: Usage;
+  tokensEstimated: boolean;
+  costUsd: number;
+  latencyMs: number;
+  ignoredOverrides: string[];
+  /** An alert_only limit is reached: the response says so in a header. */
+  spendingWarning: boolean;
+  attempts: Attempt[];
+};
+
+export type ChatCaller = { userId: string; endpoint: string };
+
+export type StreamStart = { id: string; model: string; ignoredOverrides: string[] };
+
+export type ChatHooks = {
+  /** Streams the answer; called before the outcome is known, once the first byte is decided. */
+  onDelta?: (delta: StreamDelta) => void;
+  /** Called once the answering model's stream begins (headers can still be set before it). */
+  onStreamStart?: (info: StreamStart) => void;
+  signal?: AbortSignal;
+};
+
+/** An attempt-level failure the caller reads as an error of its endpoint. */
+export class ChatFailure extends DomainError {
+  constructor(
+    code: ConstructorParameters<typeof DomainError>[0],
+    message: string,
+    readonly attempts: Attempt[],
+    readonly upstreamStatus: number | null = null,
+  ) {
+    super(code, message, { attempts });
+  }
+}
+
+export type DataPlaneDeps = {
+  providers: ProviderRegistry;
+  logs: LogWriter;
+  spending: SpendingAccumulator;
+  attemptTimeoutMs: number;
+  random?: () => number;
+};
+
+const providerOf = (model: string) => findModel(model)?.provider ?? model.split('/')[0] ?? 'unknown';
+
+function failureFor(error: ProviderError, attempts: Attempt[]): ChatFailure {
+  if (error.kind === 'content_policy') {
+    return new ChatFailure(
+      'invalid_request',
+      `The provider refused on content policy: ${error.message}`,
+      attempts,
+      error.status,
+    );
+  }
+  if (error.kind === 'timeout')
+    return new ChatFailure('upstream_timeout', 'No model answered in time', attempts);
+  if (error.kind === 'http' && (error.status === 400 || error.status === 422)) {
+    return new ChatFailure('invalid_request', error.message, attempts, error.status);
+  }
+  if (error.kind === 'http' && error.status === 429) {
+    return new ChatFailure('rate_limited', `Every model is rate-limited: ${error.message}`, attempts, 429);
+  }
+  const tried = attempts.map((a) => `${a.model}: ${a.error}`).join('; ');
+  return new ChatFailure('upstream_error', `No model could answer (${tried})`, attempts, error.status);
+}
+
+export function createDataPlane(deps: DataPlaneDeps) {
+  const random = deps.random ?? Math.random;
+
+  async function attempt(
+    model: string,
+    params: ChatParams,
+    hooks: ChatHooks,
+    emit: { started: boolean },
+    info: StreamStart,
+  ): Promise<ChatCompletion> {
+    const catalogModel = findModel(model);
+    const provider = catalogModel?.provider ?? providerOf(model);
+    const adapter = deps.providers.adapter(provider);
+    if (!catalogModel || !adapter) {
+      throw new ProviderError('not_configured', `Provider "${provider}" is not configured`);
+    }
+    const format = params.responseFormat;
+    const native =
+      !format || format.type === 'text' || deps.providers.nativeResponseFormat(provider, format.type);
+    const sent = withInjectedFormat(params, native);
+    const timeout = AbortSignal.timeout(deps.attemptTimeoutMs);
+    const signal = hooks.signal ? AbortSignal.any([timeout, hooks.signal]) : timeout;
+    // With a JSON contract the answer is checked before any of it reaches the client.
+    const buffered: StreamDelta[] = [];
+    const onDelta = hooks.onDelta
+      ? (delta: StreamDelta) => {
+          if (format) return void buffered.push(delta);
+          if (!emit.started) {
+            emit.started = true;
+            hooks.onStreamStart?.(info);
+          }
+          hooks.onDelta?.(delta);
+        }
+      : undefined;
+    const completion = await adapter.chat(catalogModel.providerModel, sent, {
+      signal,
+      ...(onDelta && { onDelta }),
+    });
+    const violation = formatViolation(format, completion.content);
+    if (violation) throw new ProviderError('invalid_response', violation, null, completion.providerResponse);
+    if (hooks.onDelta && buffered.length > 0) {
+      emit.started = true;
+      hooks.onStreamStart?.(info);
+      for (const delta of buffered) hooks.onDelta(delta);
+    }
+    return completion;
+  }
+
+  /**
+   * Runs a chat request through `gate`. `parse` turns the raw body into a ChatRequest and may
+   * throw a ValidationError: every failure once the gate is known is logged against it.
+   */
+  async function chat(caller: ChatCaller, gate: Gate, parse: () => ChatRequest, hooks: ChatHooks = {}) {
+    const started = performance.now();
+    const id = randomUUID();
+    const attempts: Attempt[] = [];
+    let request: ChatRequest | undefined;
+    let reservation: Reservation | null = null;
+    let ignoredOverrides: string[] = [];
+    let lastError: ProviderError | null = null;
+    let params: ChatParams | undefined;
+    const emit = { started: false };
+
+    const log = (fields: {
+      success: boolean;
+      statusCode: number;
+      modelUsed?: string | null;
+      outcome?: Omit<ChatOutcome, 'id' | 'attempts' | 'ignoredOverrides' | 'latencyMs'> & {
+        spendingCrossed: boolean;
+      };
+      error?: DomainError;
+    }) => {
+      const completion = fields.outcome?.completion;
+      const toolResults = request?.messages
+        .filter((m) => m.role === 'tool')
+        .map((m) => ({ tool_call_id: (m as { tool_call_id: string }).tool_call_id, content: m.content }));
+      return deps.logs.add({
+        id,
+        userId: caller.userId,
+        gateId: gate.id,
+        gateName: gate.name,
+        endpoint: caller.endpoint,
+        modelRequested: request?.model ?? gate.model,
+        modelUsed: fields.modelUsed ?? null,
+        promptTokens: fields.outcome?.usage.promptTokens ?? 0,
+        completionTokens: fields.outcome?.usage.completionTokens ?? 0,
+        tokensEstimated: fields.outcome?.tokensEstimated ?? false,
+        costUsd: fields.outcome?.costUsd ?? 0,
+        latencyMs: Math.round(performance.now() - started),
+        success: fields.success,
+        statusCode: fields.statusCode,
+        errorCode: fields.error?.code ?? null,
+        errorMessage: fields.error?.message ?? null,
+        sessionId: request?.sessionId ?? null,
+        toolCalls: completion?.toolCalls.length ? (completion.toolCalls as never) : undefined,
+        toolResults: toolResults?.length ? (toolResults as never) : undefined,
+        attempts: attempts as never,
+        ignoredOverrides,
+        spendingWarning: fields.outcome?.spendingCrossed ?? false,
+        stream: request?.stream ?? false,
+        metadata: (request?.metadata as never) ?? undefined,
+        providerRequest: (completion?.providerRequest ?? (lastError ? params : undefined)) as never,
+        providerResponse: (completion?.providerResponse ?? lastError?.providerResponse ?? undefined) as never,
+        createdAt: new Date(),
+      });
+    };
+
+    try {
+      request = parse();
+      if (gate.taskType !== 'chat') {
+        throw new ValidationError([
+          {
+            path: 'gateId',
+            message: `gate "${gate.name}" is a ${gate.taskType} gate; chat requests need a chat gate`,
+          },
+        ]);
+      }
+      const merged = mergeRequest(
+        {
+          ...gate,
+          allowOverrides: gate.allowOverrides as AllowOverrides,
+          responseFormatSchema: gate.responseFormatSchema as Record<string, unknown> | null,
+        },
+        request,
+      );
+      ignoredOverrides = merged.ignoredOverrides;
+      params = merged.params;
+      if (merged.model !== gate.model) {
+        const problem = modelProblem(merged.model, gate.taskType as TaskType);
+        if (problem) throw new ValidationError([{ path: 'model', message: problem }]);
+      }
+      const order = attemptOrder(
+        gate.routingStrategy as RoutingStrategy,
+        merged.model,
+        gate.fallbackModels,
+        random,
+      );
+      const blocking = gate.spendingEnforcement === 'block' && gate.spendingLimit !== null;
+      if (blocking) {
+        reservation = await reserve(gate.id, worstCaseCost(order, params));
+        if (!reservation) {
+          throw new DomainError(
+            'spending_limit_exceeded',
+            `Gate "${gate.name}" has reached its ${gate.spendingLimitPeriod} spending limit of $${Number(gate.spendingLimit)}; raise or lift the limit, or wait for the period to reset`,
+          );
+        }
+      }
+
+      let completion: ChatCompletion | undefined;
+      let modelUsed = '';
+      for (const model of order) {
+        const t0 = performance.now();
+        try {
+          completion = await attempt(model, params, hooks, emit, { id, model, ignoredOverrides });
+          attempts.push({
+            model,
+            provider: providerOf(model),
+            ok: true,
+            status: 200,
+            error: null,
+            latencyMs: Math.round(performance.now() - t0),
+          });
+          modelUsed = model;
+          break;
+        } catch (error) {
+          const failure =
+            error instanceof ProviderError
+              ? error
+              : new ProviderError('network', (error as Error).message ?? String(error));
+          lastError = failure;
+          attempts.push({
+            model,
+            provider: providerOf(model),
+            ok: false,
+            status: failure.status,
+            error: failure.message,
+            latencyMs: Math.round(performance.now() - t0),
+          });
+          // A stream can change model only until its first byte has gone to the client.
+          if (!failure.retryable || emit.started || hooks.signal?.aborted) break;
+        }
+      }
+      if (!completion) throw failureFor(lastError as ProviderError, attempts);
+
+      const reported = completion.usage;
+      const usage = reported ?? estimateUsage(params, completion);
+      const costUsd = costOf(modelUsed, usage);
+      let spendingWarning = false;
+      let spendingCrossed = false;
+      if (reservation) {
+        await settle(reservation, costUsd);
+        reservation = null;
+      } else if (gate.spendingLimit !== null) {
+        const s = await addSpending(gate.id, costUsd);
+        spendingWarning = s.overLimit;
+        spendingCrossed = s.crossed;
+      } else deps.spending.add(gate.id, costUsd);
+
+      const outcome: ChatOutcome = {
+        id,
+        modelUsed,
+        completion,
+        usage,
+        tokensEstimated: reported === null,
+        costUsd,
+        latencyMs: Math.round(performance.now() - started),
+        ignoredOverrides,
+        spendingWarning,
+        attempts,
+      };
+      await log({ success: true, statusCode: 200, modelUsed, outcome: { ...outcome, spendingCrossed } });
+      return outcome;
+    } catch (error) {
+      if (reservation) await settle(reservation, 0).catch(() => {});
+      const domainError =
+        error instanceof DomainError
+          ? error
+          : new ChatFailure('upstream_error', 'The request failed inside the gateway', attempts);
+      if (!(error instanceof DomainError)) console.error('chat: unexpected failure', error);
+      await log({ success: false, statusCode: HTTP_STATUS[domainError.code], error: domainError });
+      throw domainError;
+    }
+  }
+
+  return { chat };
+}
+
+export type DataPlane = ReturnType<typeof createDataPlane>;

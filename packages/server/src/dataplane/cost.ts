@@ -1,0 +1,59 @@
+/** Tokens and dollars: from the provider's usage where it reports one, counted here where not. */
+import { countTokens } from 'gpt-tokenizer';
+import { findModel } from '../domain/catalog.ts';
+import { type ChatCompletion, type ChatParams, textOf, type Usage } from '../providers/types.ts';
+
+/** Output tokens assumed for the worst case when neither the gate nor the client caps them. */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
+/** Per-message framing tokens in chat formats (role markers and separators). */
+const MESSAGE_OVERHEAD_TOKENS = 4;
+
+const count = (text: string) => (text ? countTokens(text, { disallowedSpecial: new Set() }) : 0);
+
+export function costOf(modelId: string, usage: Usage): number {
+  const model = findModel(modelId);
+  if (!model) return 0;
+  const input = model.inputPricePerMTok ?? 0;
+  const cachedRate = model.cachedInputPricePerMTok ?? input;
+  const cached = Math.min(usage.cachedTokens ?? 0, usage.promptTokens);
+  const dollars =
+    (usage.promptTokens - cached) * input +
+    cached * cachedRate +
+    usage.completionTokens * (model.outputPricePerMTok ?? 0);
+  return dollars / 1_000_000;
+}
+
+/** Usage counted with gpt-tokenizer (o200k), for providers that report none: an estimate. */
+export function estimateUsage(params: ChatParams, completion: ChatCompletion): Usage {
+  let prompt = 0;
+  for (const m of params.messages) prompt += count(textOf(m.content as string)) + MESSAGE_OVERHEAD_TOKENS;
+  if (params.tools) prompt += count(JSON.stringify(params.tools));
+  const output =
+    count(completion.content ?? '') + count(completion.toolCalls.map((c) => c.function.arguments).join(''));
+  return { promptTokens: prompt, completionTokens: output };
+}
+
+/**
+ * The most a request can cost on any of `models`: an upper bound on its prompt tokens (every
+ * token covers at least one byte of text, images at a flat allowance) plus its output cap.
+ * Reserved against a block limit before the call, so concurrent calls cannot overspend.
+ */
+export function worstCaseCost(models: string[], params: ChatParams): number {
+  let promptBound = 0;
+  for (const m of params.messages) {
+    const content = m.content;
+    if (typeof content === 'string') promptBound += Buffer.byteLength(content);
+    else if (content) {
+      for (const part of content) promptBound += part.type === 'text' ? Buffer.byteLength(part.text) : 2000;
+    }
+    if (m.role === 'assistant' && m.tool_calls)
+      promptBound += Buffer.byteLength(JSON.stringify(m.tool_calls));
+    promptBound += MESSAGE_OVERHEAD_TOKENS;
+  }
+  if (params.tools) promptBound += Buffer.byteLength(JSON.stringify(params.tools));
+  const output = params.maxTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
+  return Math.max(
+    0,
+    ...models.map((id) => costOf(id, { promptTokens: promptBound, completionTokens: output })),
+  );
+}

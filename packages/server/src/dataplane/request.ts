@@ -1,0 +1,185 @@
+/**
+ * The client's chat request, as both endpoints accept it: /v3/chat (native, camelCase) and
+ * /v1/chat/completions (OpenAI's wire format). Both parse into one ChatRequest.
+ */
+import { z } from 'zod';
+import type { ChatMessage, ResponseFormat, ToolChoice, ToolDefinition } from '../providers/types.ts';
+
+const text = z.string().max(5_000_000);
+const textPart = z.object({ type: z.literal('text'), text });
+const imagePart = z.object({
+  type: z.literal('image_url'),
+  image_url: z.object({ url: z.string().min(1), detail: z.string().optional() }),
+});
+const toolCall = z.object({
+  id: z.string().min(1),
+  type: z.literal('function').default('function'),
+  function: z.object({ name: z.string().min(1), arguments: z.string() }),
+});
+
+export const messageSchema = z.discriminatedUnion('role', [
+  z.object({
+    role: z.enum(['system', 'developer']),
+    content: z.union([text, z.array(textPart)]),
+    name: z.string().optional(),
+  }),
+  z.object({
+    role: z.literal('user'),
+    content: z.union([text, z.array(z.union([textPart, imagePart])).min(1)]),
+    name: z.string().optional(),
+  }),
+  z
+    .object({
+      role: z.literal('assistant'),
+      content: z
+        .union([text, z.array(textPart)])
+        .nullable()
+        .optional(),
+      name: z.string().optional(),
+      tool_calls: z.array(toolCall).optional(),
+    })
+    .refine(
+      (m) => m.content != null || (m.tool_calls?.length ?? 0) > 0,
+      'an assistant message needs content or tool_calls',
+    ),
+  z.object({
+    role: z.literal('tool'),
+    content: z.union([text, z.array(textPart)]),
+    tool_call_id: z.string().min(1),
+  }),
+]);
+
+const toolDefinition = z.object({
+  type: z.literal('function'),
+  function: z.object({
+    name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, _ or -'),
+    description: z.string().optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+    strict: z.boolean().nullable().optional(),
+  }),
+});
+
+const toolChoice = z.union([
+  z.enum(['auto', 'none', 'required']),
+  z.object({ type: z.literal('function'), function: z.object({ name: z.string().min(1) }) }),
+]);
+
+const responseFormat = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text') }),
+  z.object({ type: z.literal('json_object') }),
+  z.object({
+    type: z.literal('json_schema'),
+    json_schema: z.object({
+      name: z.string().min(1).max(64),
+      description: z.string().optional(),
+      schema: z.record(z.string(), z.unknown()),
+      strict: z.boolean().nullable().optional(),
+    }),
+  }),
+]);
+
+const stop = z
+  .union([z.string(), z.array(z.string()).max(4)])
+  .transform((s) => (typeof s === 'string' ? [s] : s));
+
+/** Ranges a client's parameters must respect, override permission or not. */
+const params = {
+  temperature: z.number().min(0).max(2),
+  maxTokens: z.number().int().min(1).max(2_000_000),
+  topP: z.number().min(0).max(1),
+  model: z.string().min(1).max(200),
+  seed: z.number().int(),
+};
+
+const metadata = z.record(
+  z.string().max(64),
+  z.union([z.string().max(512), z.number(), z.boolean(), z.null()]),
+);
+
+export const nativeChatSchema = z.object({
+  gateId: z.uuid('must be a gate UUID'),
+  data: z.object({
+    messages: z.array(messageSchema).min(1, 'must hold at least one message'),
+    temperature: params.temperature.optional(),
+    maxTokens: params.maxTokens.optional(),
+    topP: params.topP.optional(),
+    model: params.model.optional(),
+    stream: z.boolean().optional(),
+    tools: z.array(toolDefinition).max(128).optional(),
+    toolChoice: toolChoice.optional(),
+    responseFormat: responseFormat.optional(),
+    stop: stop.optional(),
+    seed: params.seed.optional(),
+  }),
+  sessionId: z.string().min(1).max(200).optional(),
+  metadata: metadata.optional(),
+});
+
+export const openAIChatSchema = z.object({
+  model: params.model,
+  messages: z.array(messageSchema).min(1, 'must hold at least one message'),
+  temperature: params.temperature.nullable().optional(),
+  max_tokens: params.maxTokens.nullable().optional(),
+  max_completion_tokens: params.maxTokens.nullable().optional(),
+  top_p: params.topP.nullable().optional(),
+  stream: z.boolean().nullable().optional(),
+  stream_options: z.object({ include_usage: z.boolean().optional() }).nullable().optional(),
+  tools: z.array(toolDefinition).max(128).optional(),
+  tool_choice: toolChoice.optional(),
+  response_format: responseFormat.optional(),
+  stop: stop.nullable().optional(),
+  seed: params.seed.nullable().optional(),
+  n: z.literal(1, 'only n=1 is supported').nullable().optional(),
+  user: z.string().optional(),
+  gateId: z.uuid().optional(),
+  metadata: metadata.optional(),
+});
+
+export type ChatRequest = {
+  messages: ChatMessage[];
+  temperature?: number;
+  maxTokens?: number;
+  topP?: number;
+  model?: string;
+  stream: boolean;
+  tools?: ToolDefinition[];
+  toolChoice?: ToolChoice;
+  responseFormat?: ResponseFormat;
+  stop?: string[];
+  seed?: number;
+  sessionId?: string;
+  metadata?: Record<string, unknown>;
+};
+
+const defined = <T extends object>(o: T) =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null)) as T;
+
+export function fromNative(body: z.infer<typeof nativeChatSchema>): ChatRequest {
+  const { data } = body;
+  return defined({
+    ...data,
+    messages: data.messages as ChatMessage[],
+    tools: data.tools as ToolDefinition[] | undefined,
+    stream: data.stream ?? false,
+    sessionId: body.sessionId,
+    metadata: body.metadata,
+  });
+}
+
+/** `model` carries the gate's UUID, or a model the client asks for (an override). */
+export function fromOpenAI(body: z.infer<typeof openAIChatSchema>, modelIsGate: boolean): ChatRequest {
+  return defined({
+    messages: body.messages as ChatMessage[],
+    temperature: body.temperature ?? undefined,
+    maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
+    topP: body.top_p ?? undefined,
+    model: modelIsGate ? undefined : body.model,
+    stream: body.stream ?? false,
+    tools: body.tools as ToolDefinition[] | undefined,
+    toolChoice: body.tool_choice,
+    responseFormat: body.response_format,
+    stop: body.stop ?? undefined,
+    seed: body.seed ?? undefined,
+    metadata: body.metadata,
+  });
+}

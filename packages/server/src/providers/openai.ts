@@ -1,0 +1,241 @@
+/**
+ * OpenAI's chat-completions wire format, for OpenAI itself and the compatible family (Groq,
+ * DeepSeek, xAI, Together, OpenRouter, Ollama, vLLM) and, with its few differences, Mistral.
+ */
+import { postJson, postSse } from './http.ts';
+import {
+  type CallOptions,
+  type ChatCompletion,
+  type ChatParams,
+  type FinishReason,
+  type ProviderAdapter,
+  ProviderError,
+  type ToolCall,
+  type Usage,
+} from './types.ts';
+
+export type OpenAIDialect = {
+  /** Full URL of the chat-completions endpoint. */
+  url: string;
+  apiKey: string | undefined;
+  /** OpenAI's reasoning models refuse max_tokens; the others expect it. */
+  maxTokensField: 'max_tokens' | 'max_completion_tokens';
+  seedField: 'seed' | 'random_seed';
+  /** Mistral spells tool_choice "required" as "any". */
+  requiredToolChoice: 'required' | 'any';
+  extraHeaders?: Record<string, string>;
+};
+
+type WireUsage = {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  prompt_tokens_details?: { cached_tokens?: number };
+  completion_tokens_details?: { reasoning_tokens?: number };
+};
+
+type WireToolCall = {
+  index?: number;
+  id?: string;
+  type?: string;
+  function?: { name?: string; arguments?: string | Record<string, unknown> };
+};
+
+type WireChoice = {
+  message?: { content?: string | null; tool_calls?: WireToolCall[]; refusal?: string | null };
+  delta?: { content?: string | null; tool_calls?: WireToolCall[] };
+  finish_reason?: string | null;
+};
+
+type WireResponse = { choices?: WireChoice[]; usage?: WireUsage | null; error?: { message?: string } };
+
+export function finishReasonOf(reason: string | null | undefined): FinishReason {
+  switch (reason) {
+    case 'length':
+    case 'model_length':
+      return 'length';
+    case 'tool_calls':
+    case 'function_call':
+      return 'tool_calls';
+    case 'content_filter':
+      return 'content_filter';
+    default:
+      return 'stop';
+  }
+}
+
+function usageOf(usage: WireUsage | null | undefined): Usage | null {
+  if (!usage || typeof usage.prompt_tokens !== 'number') return null;
+  return {
+    promptTokens: usage.prompt_tokens,
+    completionTokens: usage.completion_tokens ?? 0,
+    ...(usage.prompt_tokens_details?.cached_tokens && {
+      cachedTokens: usage.prompt_tokens_details.cached_tokens,
+    }),
+    ...(usage.completion_tokens_details?.reasoning_tokens && {
+      reasoningTokens: usage.completion_tokens_details.reasoning_tokens,
+    }),
+  };
+}
+
+const argumentsText = (args: string | Record<string, unknown> | undefined) =>
+  typeof args === 'string' ? args : JSON.stringify(args ?? {});
+
+function isContentPolicy(body: unknown): boolean {
+  const code = (body as { error?: { code?: string } } | null)?.error?.code;
+  return code === 'content_policy_violation' || code === 'content_filter';
+}
+
+export function openAIRequestBody(
+  dialect: OpenAIDialect,
+  model: string,
+  params: ChatParams,
+  stream: boolean,
+) {
+  const toolChoice = params.toolChoice === 'required' ? dialect.requiredToolChoice : params.toolChoice;
+  return {
+    model,
+    messages: params.messages,
+    ...(params.temperature !== undefined && { temperature: params.temperature }),
+    ...(params.topP !== undefined && { top_p: params.topP }),
+    ...(params.maxTokens !== undefined && { [dialect.maxTokensField]: params.maxTokens }),
+    ...(params.stop?.length && { stop: params.stop }),
+    ...(params.seed !== undefined && { [dialect.seedField]: params.seed }),
+    ...(params.tools?.length && { tools: params.tools }),
+    ...(toolChoice !== undefined && { tool_choice: toolChoice }),
+    ...(params.responseFormat && { response_format: params.responseFormat }),
+    ...(stream && { stream: true, stream_options: { include_usage: true } }),
+  };
+}
+
+export function createOpenAIAdapter(dialect: OpenAIDialect): ProviderAdapter {
+  const headers = {
+    ...(dialect.apiKey && { authorization: `Bearer ${dialect.apiKey}` }),
+    ...dialect.extraHeaders,
+  };
+
+  async function complete(model: string, params: ChatParams, options: CallOptions): Promise<ChatCompletion> {
+    const body = openAIRequestBody(dialect, model, params, false);
+    const response = (await postJson(
+      dialect.url,
+      headers,
+      body,
+      options.signal,
+      isContentPolicy,
+    )) as WireResponse;
+    const choice = response.choices?.[0];
+    if (!choice?.message) {
+      throw new ProviderError('invalid_response', 'The provider answered without a choice', null, response);
+    }
+    if (choice.message.refusal) {
+      throw new ProviderError(
+        'content_policy',
+        `The model refused: ${choice.message.refusal}`,
+        null,
+        response,
+      );
+    }
+    const toolCalls: ToolCall[] = (choice.message.tool_calls ?? []).map((call, i) => ({
+      id: call.id ?? `call_${i}`,
+      type: 'function',
+      function: { name: call.function?.name ?? '', arguments: argumentsText(call.function?.arguments) },
+    }));
+    return {
+      content: choice.message.content ?? null,
+      toolCalls,
+      finishReason: finishReasonOf(choice.finish_reason),
+      usage: usageOf(response.usage),
+      providerRequest: body,
+      providerResponse: response,
+    };
+  }
+
+  async function stream(model: string, params: ChatParams, options: CallOptions): Promise<ChatCompletion> {
+    const body = openAIRequestBody(dialect, model, params, true);
+    let content = '';
+    let sawContent = false;
+    const calls: { id: string; name: string; arguments: string }[] = [];
+    let finishReason: string | null = null;
+    let usage: WireUsage | null = null;
+    let id: string | undefined;
+    let done = false;
+    await postSse(
+      dialect.url,
+      headers,
+      body,
+      options.signal,
+      (event) => {
+        if (event.data === '[DONE]') {
+          done = true;
+          return;
+        }
+        const chunk = JSON.parse(event.data) as WireResponse & { id?: string };
+        if (chunk.error) {
+          throw new ProviderError(
+            'http',
+            `Provider stream failed: ${chunk.error.message ?? 'error'}`,
+            500,
+            chunk,
+          );
+        }
+        id ??= chunk.id;
+        if (chunk.usage) usage = chunk.usage;
+        const choice = chunk.choices?.[0];
+        if (!choice) return;
+        if (choice.finish_reason) finishReason = choice.finish_reason;
+        const delta = choice.delta;
+        if (!delta) return;
+        const toolDeltas = (delta.tool_calls ?? []).map((d, i) => {
+          const index = d.index ?? i;
+          const call = (calls[index] ??= { id: '', name: '', arguments: '' });
+          if (d.id) call.id = d.id;
+          if (d.function?.name) call.name += d.function.name;
+          const args = d.function?.arguments === undefined ? undefined : argumentsText(d.function.arguments);
+          if (args) call.arguments += args;
+          return {
+            index,
+            ...(d.id && { id: d.id }),
+            ...(d.function?.name && { name: d.function.name }),
+            ...(args && { arguments: args }),
+          };
+        });
+        if (delta.content) {
+          content += delta.content;
+          sawContent = true;
+        }
+        if (delta.content || toolDeltas.length > 0) {
+          options.onDelta?.({
+            ...(delta.content && { content: delta.content }),
+            ...(toolDeltas.length > 0 && { toolCalls: toolDeltas }),
+          });
+        }
+      },
+      isContentPolicy,
+    );
+    if (!done && finishReason === null) {
+      throw new ProviderError('network', 'The provider closed the stream before it finished');
+    }
+    const toolCalls: ToolCall[] = calls.map((c, i) => ({
+      id: c.id || `call_${i}`,
+      type: 'function',
+      function: { name: c.name, arguments: c.arguments },
+    }));
+    const message = { role: 'assistant', content: sawContent ? content : null, tool_calls: toolCalls };
+    return {
+      content: sawContent ? content : null,
+      toolCalls,
+      finishReason: finishReasonOf(finishReason),
+      usage: usageOf(usage),
+      providerRequest: body,
+      // The stream, assembled into the shape of a non-streamed answer.
+      providerResponse: {
+        id,
+        object: 'chat.completion',
+        model,
+        choices: [{ index: 0, message, finish_reason: finishReason }],
+        usage,
+      },
+    };
+  }
+
+  return { chat: (model, params, options) => (options.onDelta ? stream : complete)(model, params, options) };
+}

@@ -1,0 +1,143 @@
+/**
+ * The gateway's own chat shape, between the endpoints and the provider adapters. It follows
+ * OpenAI's chat-completions message format (the lingua franca); each adapter translates it to
+ * its provider's wire format and back, and reports the exact JSON it sent and received.
+ */
+
+export type TextPart = { type: 'text'; text: string };
+export type ImagePart = { type: 'image_url'; image_url: { url: string; detail?: string } };
+export type ContentPart = TextPart | ImagePart;
+
+export type ToolCall = { id: string; type: 'function'; function: { name: string; arguments: string } };
+
+export type ChatMessage =
+  | { role: 'system' | 'developer'; content: string | TextPart[]; name?: string }
+  | { role: 'user'; content: string | ContentPart[]; name?: string }
+  | { role: 'assistant'; content: string | TextPart[] | null; name?: string; tool_calls?: ToolCall[] }
+  | { role: 'tool'; content: string | TextPart[]; tool_call_id: string };
+
+export type ToolDefinition = {
+  type: 'function';
+  function: {
+    name: string;
+    description?: string;
+    parameters?: Record<string, unknown>;
+    strict?: boolean | null;
+  };
+};
+
+export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
+
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | {
+      type: 'json_schema';
+      json_schema: {
+        name: string;
+        schema: Record<string, unknown>;
+        strict?: boolean | null;
+        description?: string;
+      };
+    };
+
+/** What an adapter is asked to do: the gate merge has already applied the gate's rules. */
+export type ChatParams = {
+  messages: ChatMessage[];
+  temperature?: number;
+  maxTokens?: number;
+  topP?: number;
+  stop?: string[];
+  seed?: number;
+  tools?: ToolDefinition[];
+  toolChoice?: ToolChoice;
+  responseFormat?: ResponseFormat;
+};
+
+export type Usage = {
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens?: number;
+  reasoningTokens?: number;
+};
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
+
+export type ChatCompletion = {
+  content: string | null;
+  toolCalls: ToolCall[];
+  finishReason: FinishReason;
+  /** null when the provider reported none; the gateway then counts tokens itself. */
+  usage: Usage | null;
+  providerRequest: unknown;
+  providerResponse: unknown;
+};
+
+/** One piece of a streamed answer. Tool-call fragments carry the index of the call they extend. */
+export type StreamDelta = {
+  content?: string;
+  toolCalls?: { index: number; id?: string; name?: string; arguments?: string }[];
+};
+
+export type CallOptions = {
+  signal: AbortSignal;
+  /** Streams the answer: called for each delta as it arrives. */
+  onDelta?: (delta: StreamDelta) => void;
+};
+
+export interface ProviderAdapter {
+  /** Sends one chat request for `model` (the provider's own model name). Throws ProviderError. */
+  chat(model: string, params: ChatParams, options: CallOptions): Promise<ChatCompletion>;
+}
+
+export type ProviderErrorKind =
+  | 'http'
+  | 'network'
+  | 'timeout'
+  | 'not_configured'
+  | 'invalid_response'
+  | 'content_policy';
+
+/** A failed attempt; `retryable` says whether routing moves on to the next model. */
+export class ProviderError extends Error {
+  readonly retryable: boolean;
+  constructor(
+    readonly kind: ProviderErrorKind,
+    message: string,
+    readonly status: number | null = null,
+    readonly providerResponse: unknown = null,
+  ) {
+    super(message);
+    this.name = 'ProviderError';
+    this.retryable = isRetryable(kind, status);
+  }
+}
+
+/**
+ * Fall back on outages (network errors, timeouts, 408, 429, 5xx, an unconfigured provider) and
+ * on answers that fail the gate's structured-output contract; never on the caller's own mistakes
+ * (400/401/403/404/422) or a content-policy refusal, which another model would only repeat.
+ */
+function isRetryable(kind: ProviderErrorKind, status: number | null): boolean {
+  switch (kind) {
+    case 'network':
+    case 'timeout':
+    case 'not_configured':
+    case 'invalid_response':
+      return true;
+    case 'content_policy':
+      return false;
+    case 'http':
+      return status === 408 || status === 429 || (status !== null && status >= 500);
+  }
+}
+
+/** Text of a message's content, whatever its form. */
+export function textOf(content: string | ContentPart[] | null | undefined): string {
+  if (content == null) return '';
+  if (typeof content === 'string') return content;
+  return content
+    .filter((p): p is TextPart => p.type === 'text')
+    .map((p) => p.text)
+    .join('');
+}

@@ -1,0 +1,204 @@
+/**
+ * The OpenAI-compatible API: POST /v1/chat/completions and GET /v1/models, in OpenAI's wire
+ * format and error shape, so the official SDKs work pointed at {base}/v1. The gate comes from
+ * the x-gatehouse-gate-id header, a gateId in the body, or a gate UUID as the model.
+ */
+
+import type { Context } from 'hono';
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { ChatOutcome, DataPlane, StreamStart } from '../dataplane/chat.ts';
+import { fromOpenAI, openAIChatSchema } from '../dataplane/request.ts';
+import { prisma } from '../db/client.ts';
+import { findModel } from '../domain/catalog.ts';
+import { DomainError, HTTP_STATUS, ValidationError } from '../domain/errors.ts';
+import { loadGate } from '../domain/gateCache.ts';
+import { readJson } from '../http/errors.ts';
+import type { ActorEnv } from '../http/middleware.ts';
+import { requireActor } from '../http/middleware.ts';
+import { streamChat } from '../http/sse.ts';
+import type { StreamDelta } from '../providers/types.ts';
+import { outcomeHeaders, parseWith } from './chat.ts';
+
+export const GATE_HEADER = 'x-gatehouse-gate-id';
+
+const OPENAI_TYPE: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  402: 'insufficient_quota',
+  403: 'permission_error',
+  404: 'not_found_error',
+  409: 'conflict_error',
+  413: 'invalid_request_error',
+  429: 'rate_limit_error',
+};
+
+export function openAIError(error: unknown): { status: number; body: unknown } {
+  if (error instanceof DomainError) {
+    const status = HTTP_STATUS[error.code];
+    const issues = error instanceof ValidationError ? error.issues : [];
+    return {
+      status,
+      body: {
+        error: {
+          message: error.message,
+          type: OPENAI_TYPE[status] ?? 'api_error',
+          param: issues[0]?.path || null,
+          code: error.code,
+        },
+      },
+    };
+  }
+  console.error('openai route: unexpected error', error);
+  return {
+    status: 500,
+    body: {
+      error: { message: 'Something went wrong on our side', type: 'api_error', param: null, code: null },
+    },
+  };
+}
+
+const created = () => Math.floor(Date.now() / 1000);
+
+function completionBody(o: ChatOutcome) {
+  const { completion } = o;
+  return {
+    id: `chatcmpl-${o.id}`,
+    object: 'chat.completion',
+    created: created(),
+    model: o.modelUsed,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: completion.content,
+          refusal: null,
+          ...(completion.toolCalls.length > 0 && { tool_calls: completion.toolCalls }),
+        },
+        logprobs: null,
+        finish_reason: completion.finishReason,
+      },
+    ],
+    usage: usageBody(o),
+  };
+}
+
+function usageBody(o: ChatOutcome) {
+  return {
+    prompt_tokens: o.usage.promptTokens,
+    completion_tokens: o.usage.completionTokens,
+    total_tokens: o.usage.promptTokens + o.usage.completionTokens,
+    ...(o.usage.cachedTokens && { prompt_tokens_details: { cached_tokens: o.usage.cachedTokens } }),
+    ...(o.usage.reasoningTokens && {
+      completion_tokens_details: { reasoning_tokens: o.usage.reasoningTokens },
+    }),
+  };
+}
+
+function chunk(s: StreamStart, delta: Record<string, unknown>, finishReason: string | null = null) {
+  return {
+    id: `chatcmpl-${s.id}`,
+    object: 'chat.completion.chunk',
+    created: created(),
+    model: s.model,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+  };
+}
+
+function sseFormat(includeUsage: boolean) {
+  let first = true;
+  return {
+    delta: (s: StreamStart, d: StreamDelta) => {
+      const delta: Record<string, unknown> = first ? { role: 'assistant' } : {};
+      first = false;
+      if (d.content !== undefined) delta.content = d.content;
+      if (d.toolCalls) {
+        delta.tool_calls = d.toolCalls.map((t) => ({
+          index: t.index,
+          ...(t.id && { id: t.id, type: 'function' }),
+          function: { ...(t.name && { name: t.name }), arguments: t.arguments ?? '' },
+        }));
+      }
+      return [chunk(s, delta)];
+    },
+    end: (s: StreamStart, o: ChatOutcome) => [
+      chunk({ ...s, model: o.modelUsed }, {}, o.completion.finishReason),
+      ...(includeUsage
+        ? [{ ...chunk({ ...s, model: o.modelUsed }, {}), choices: [], usage: usageBody(o) }]
+        : []),
+    ],
+    error: (error: unknown) => openAIError(error).body,
+    headers: (s: StreamStart) =>
+      outcomeHeaders({ id: s.id, modelUsed: s.model, ignoredOverrides: s.ignoredOverrides }),
+  };
+}
+
+function gateIdOf(c: Context, body: unknown): string {
+  const b = (body ?? {}) as { gateId?: unknown; model?: unknown };
+  const candidate =
+    c.req.header(GATE_HEADER) ??
+    (typeof b.gateId === 'string' ? b.gateId : undefined) ??
+    (typeof b.model === 'string' && z.uuid().safeParse(b.model).success ? b.model : undefined);
+  if (candidate === undefined) {
+    throw new ValidationError([
+      {
+        path: 'gateId',
+        message: `no gate named: send the ${GATE_HEADER} header, a gateId, or the gate UUID as the model`,
+      },
+    ]);
+  }
+  if (!z.uuid().safeParse(candidate).success) {
+    throw new ValidationError([{ path: 'gateId', message: `"${candidate}" is not a gate UUID` }]);
+  }
+  return candidate;
+}
+
+export function openAIRoutes(dataPlane: DataPlane) {
+  const app = new Hono<ActorEnv>();
+  app.onError((error, c) => {
+    const { status, body } = openAIError(error);
+    return c.json(body, status as 400);
+  });
+  app.post('/chat/completions', requireActor, async (c) => {
+    const body = await readJson(c);
+    const gateId = gateIdOf(c, body);
+    const gate = await loadGate(c.var.actor.user.id, gateId);
+    const caller = { userId: c.var.actor.user.id, endpoint: '/v1/chat/completions' };
+    const b = body as { model?: unknown; stream?: unknown; stream_options?: { include_usage?: unknown } };
+    const parse = () => fromOpenAI(parseWith(openAIChatSchema, body), b.model === gate.id);
+    if (b.stream !== true) {
+      const outcome = await dataPlane.chat(caller, gate, parse, { signal: c.req.raw.signal });
+      return c.json(completionBody(outcome), 200, outcomeHeaders(outcome));
+    }
+    const format = sseFormat(b.stream_options?.include_usage === true);
+    return streamChat((hooks) => dataPlane.chat(caller, gate, parse, hooks), format, c.req.raw.signal);
+  });
+
+  /** The caller's gates (usable as the model) and the models they route to. */
+  app.get('/models', requireActor, async (c) => {
+    const gates = await prisma.gate.findMany({
+      where: { userId: c.var.actor.user.id },
+      select: { id: true, name: true, model: true, fallbackModels: true, createdAt: true },
+      orderBy: { createdAt: 'asc' },
+    });
+    const models = new Set(gates.flatMap((g) => [g.model, ...g.fallbackModels]));
+    const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
+    return c.json({
+      object: 'list',
+      data: [
+        ...gates.map((g) => ({
+          id: g.id,
+          object: 'model',
+          created: seconds(g.createdAt),
+          owned_by: 'gatehouse',
+          name: g.name,
+        })),
+        ...[...models]
+          .sort()
+          .map((id) => ({ id, object: 'model', created: 0, owned_by: findModel(id)?.provider ?? 'unknown' })),
+      ],
+    });
+  });
+  return app;
+}
