@@ -18,7 +18,7 @@ import {
 import type { AllowOverrides, TaskType } from '../rules/gate.ts';
 import { costOf, estimateUsage, worstCaseCost } from './cost.ts';
 import type { LogWriter } from './logWriter.ts';
-import { gateResponseFormat, mergeRequest } from './merge.ts';
+import { mergeRequest } from './merge.ts';
 import type { ChatRequest } from './request.ts';
 import { attemptOrder, type RoutingStrategy } from './routing.ts';
 import { addSpending, type Reservation, reserve, type SpendingAccumulator, settle } from './spending.ts';

@@ -186,7 +186,8 @@ export function createOpenAIAdapter(dialect: OpenAIDialect): ProviderAdapter {
         if (!delta) return;
         const toolDeltas = (delta.tool_calls ?? []).map((d, i) => {
           const index = d.index ?? i;
-          const call = (calls[index] ??= { id: '', name: '', arguments: '' });
+          const call = calls[index] ?? { id: '', name: '', arguments: '' };
+          calls[index] = call;
           if (d.id) call.id = d.id;
           if (d.function?.name) call.name += d.function.name;
           const args = d.function?.arguments === undefined ? undefined : argumentsText(d.function.arguments);
