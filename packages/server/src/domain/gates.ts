@@ -216,7 +216,13 @@ export function gateView(gate: Gate, now = new Date()) {
     taskAnalysis: gate.taskAnalysis,
     spendingCurrent: spending.current,
     spendingPeriodStart: spending.periodStart.toISOString(),
-    spendingStatus: spendingStatusFor({ ...settings, spendingCurrent: spending.current }),
+    spendingStatus: spendingStatusFor({
+      ...settings,
+      spendingCurrent: spending.current,
+      suspendedThisPeriod:
+        gate.spendingStatus === 'suspended' &&
+        spending.periodStart.getTime() === gate.spendingPeriodStart.getTime(),
+    }),
     createdAt: gate.createdAt.toISOString(),
     updatedAt: gate.updatedAt.toISOString(),
   };

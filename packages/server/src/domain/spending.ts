@@ -11,15 +11,20 @@ export function periodStart(period: SpendingPeriod, at: Date): Date {
     : new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
 }
 
-/** A gate is suspended exactly when it blocks at a limit that this period's spending has reached. */
+/**
+ * A gate is suspended when it blocks at a limit that this period's spending has reached, or that
+ * a refused reservation has suspended it at this period (`suspendedThisPeriod`): the data plane
+ * refuses a request whose worst case would pass the limit, so spending itself may stay under it.
+ */
 export function spendingStatusFor(gate: {
   spendingLimit: number | null;
   spendingEnforcement: SpendingEnforcement;
   spendingCurrent: number;
+  suspendedThisPeriod?: boolean;
 }): SpendingStatus {
   return gate.spendingEnforcement === 'block' &&
     gate.spendingLimit !== null &&
-    gate.spendingCurrent >= gate.spendingLimit
+    (gate.spendingCurrent >= gate.spendingLimit || gate.suspendedThisPeriod === true)
     ? 'suspended'
     : 'active';
 }
