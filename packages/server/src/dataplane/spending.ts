@@ -60,6 +60,8 @@ export async function settle(reservation: Reservation, actual: number): Promise<
 
 /** Adds a cost to a gate without a block limit, and tells whether an alert_only limit is reached. */
 export async function addSpending(gateId: string, amount: number): Promise<Settlement> {
+  // `crossed` compares the alert time with the one the locked row had before: comparing it with
+  // now() fails on PostgreSQL, whose now() has microseconds the millisecond column does not keep.
   const rows = await prisma.$queryRawUnsafe<{ over: boolean; crossed: boolean }[]>(
     `UPDATE gates SET
        spending_current = ${CURRENT} + $2::numeric,
@@ -69,9 +71,11 @@ export async function addSpending(gateId: string, amount: number): Promise<Settl
           AND ${CURRENT} + $2::numeric >= spending_limit
           AND (spending_alerted_at IS NULL OR spending_alerted_at < ${PERIOD_START})
          THEN now() ELSE spending_alerted_at END
-     WHERE id = $1::uuid
+     FROM (SELECT id AS locked_id, spending_alerted_at AS alerted_before
+           FROM gates WHERE id = $1::uuid FOR UPDATE) AS before
+     WHERE id = before.locked_id
      RETURNING (spending_limit IS NOT NULL AND spending_current >= spending_limit) AS over,
-               (spending_alerted_at IS NOT NULL AND spending_alerted_at = now()) AS crossed`,
+               (spending_alerted_at IS DISTINCT FROM before.alerted_before) AS crossed`,
     gateId,
     amount,
   );
