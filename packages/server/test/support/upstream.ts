@@ -10,18 +10,21 @@ export type UpstreamRequest = { model: string; messages: unknown[]; response_for
   unknown
 >;
 
+export type UpstreamUsage = { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+
 export type FakeOpenAI = {
   url: string;
   /** The bodies received, oldest first. */
   received: UpstreamRequest[];
-  /** What the next answers say; the default is "fake answer". */
-  reply(content: (request: UpstreamRequest) => string): void;
+  /** What the next answers say (default "fake answer"), and the usage they report (null: none). */
+  reply(content: (request: UpstreamRequest) => string, usage?: UpstreamUsage | null): void;
   close(): Promise<void>;
 };
 
 export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   const received: UpstreamRequest[] = [];
   let content: (request: UpstreamRequest) => string = () => 'fake answer';
+  let usage: UpstreamUsage | null = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 };
   const server = http.createServer((req, res) => {
     let raw = '';
     req.on('data', (chunk) => {
@@ -45,7 +48,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
           choices: [
             { index: 0, message: { role: 'assistant', content: content(body) }, finish_reason: 'stop' },
           ],
-          usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 },
+          ...(usage && { usage }),
         }),
       );
     });
@@ -55,8 +58,9 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   return {
     url: `http://127.0.0.1:${port}/v1`,
     received,
-    reply: (fn) => {
+    reply: (fn, reported = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 }) => {
       content = fn;
+      usage = reported;
     },
     close: () =>
       new Promise<void>((resolve) => {
