@@ -316,3 +316,19 @@ describe('the API key list', () => {
     expect(stored.lastUsedAt?.getTime()).toBeGreaterThanOrEqual(before - 1000);
   });
 });
+
+describe('creating an API key', () => {
+  it.each([
+    ['an empty name', { name: ' ' }],
+    ['a name with a NUL character', { name: 'ci\u0000' }],
+    ['a 101-character name', { name: 'k'.repeat(101) }],
+    ['an unknown field', { name: 'ci', scope: 'all' }],
+  ])('refuses %s with 400 on that field', async (_label, json) => {
+    const user = await signUpUser(app);
+    const res = await app.request('/v1/api-keys', { method: 'POST', headers: user.auth, json });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { code: string; details: { issues: { path: string }[] } } };
+    expect(body.error.code).toBe('invalid_request');
+    expect(body.error.details.issues.length).toBeGreaterThan(0);
+  });
+});

@@ -230,6 +230,7 @@ describe('listing gates', () => {
       ['?limit=201', 'limit'],
       ['?limit=abc', 'limit'],
       ['?taskType=text', 'taskType'],
+      ['?tag=a%00b', 'tag'],
       ['?cursor=nope', 'cursor'],
       [`?cursor=${randomUUID()}`, 'cursor'],
       [`?cursor=${othersGate.id}`, 'cursor'],

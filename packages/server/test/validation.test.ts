@@ -18,11 +18,14 @@ const BAD_VALUES: Record<string, [label: string, value: unknown][]> = {
     ['101 characters long', 'n'.repeat(101)],
     ['a number', 42],
     ['null', null],
+    ['with a NUL character', 'a\u0000b'],
+    ['with an unpaired surrogate', 'a\ud800b'],
   ],
   description: [
     ['2001 characters long', 'd'.repeat(2001)],
     ['a number', 42],
     ['a list', ['a']],
+    ['with a NUL character', 'a\u0000b'],
   ],
   autoEnhanceDescription: [
     ['the string "true"', 'true'],
@@ -46,6 +49,7 @@ const BAD_VALUES: Record<string, [label: string, value: unknown][]> = {
     ['with 21 tags', Array.from({ length: 21 }, (_, i) => `t${i}`)],
     ['with a 51-character tag', ['t'.repeat(51)]],
     ['with a number', [1]],
+    ['with a NUL character', ['a\u0000b']],
     ['null', null],
   ],
   model: [
@@ -72,6 +76,7 @@ const BAD_VALUES: Record<string, [label: string, value: unknown][]> = {
   systemPrompt: [
     ['100001 characters long', 's'.repeat(100_001)],
     ['a number', 1],
+    ['with a NUL character', 'be brief\u0000'],
   ],
   temperature: [
     ['-0.1', -0.1],
@@ -145,6 +150,9 @@ const BAD_VALUES: Record<string, [label: string, value: unknown][]> = {
     ['a string', '{"type":"object"}'],
     ['a list', [{ type: 'object' }]],
     ['a number', 1],
+    ['with a NUL character in a value', { type: 'object', description: 'a\u0000b' }],
+    ['with a NUL character in a nested key', { properties: { ['a\u0000']: { type: 'string' } } }],
+    ['with an unpaired surrogate', { type: 'object', description: ['\udc00'] }],
   ],
   spendingLimit: [
     ['-1', -1],

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { prisma } from '../db/client.ts';
 import type { ApiKey, User } from '../generated/prisma/client.ts';
 import { issuesFromZod } from '../rules/issues.ts';
+import { isStorableText, STORABLE_TEXT_MESSAGE } from '../rules/text.ts';
 import { NotFoundError, ValidationError } from './errors.ts';
 import { randomToken, sha256 } from './secrets.ts';
 
@@ -13,7 +14,12 @@ const VISIBLE_PREFIX_LENGTH = 11;
 const LAST_USED_RESOLUTION_MS = 60_000;
 
 export const apiKeyCreateSchema = z.strictObject({
-  name: z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
+  name: z
+    .string()
+    .trim()
+    .min(1, 'must not be empty')
+    .max(100, 'must be at most 100 characters')
+    .refine(isStorableText, STORABLE_TEXT_MESSAGE),
 });
 
 export type IssuedApiKey = { apiKey: ApiKey; key: string };

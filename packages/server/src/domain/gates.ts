@@ -10,6 +10,7 @@ import {
   TASK_TYPES,
 } from '../rules/gate.ts';
 import { issuesFromZod } from '../rules/issues.ts';
+import { isStorableText, STORABLE_TEXT_MESSAGE } from '../rules/text.ts';
 import { modelProblem } from './catalog.ts';
 import { ConflictError, type FieldIssue, NotFoundError, PlanLimitError, ValidationError } from './errors.ts';
 import { forgetGate } from './gateCache.ts';
@@ -24,7 +25,7 @@ import {
 export const gateListQuerySchema = z.strictObject({
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.uuid('must be a cursor from a previous page').optional(),
-  tag: z.string().min(1).optional(),
+  tag: z.string().min(1).refine(isStorableText, STORABLE_TEXT_MESSAGE).optional(),
   taskType: z.enum(TASK_TYPES).optional(),
 });
 

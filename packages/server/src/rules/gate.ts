@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import type { FieldIssue } from '../domain/errors.ts';
 import { issuesFromZod } from './issues.ts';
+import { isStorableJson, isStorableText, STORABLE_TEXT_MESSAGE } from './text.ts';
 
 export const TASK_TYPES = [
   'chat',
@@ -56,7 +57,12 @@ export const LIMITS = {
   spendingLimit: 1_000_000_000,
 } as const;
 
-const modelId = z.string().trim().min(1, 'must not be empty').max(200);
+const modelId = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(200)
+  .refine(isStorableText, STORABLE_TEXT_MESSAGE);
 const weight = z.number().min(0).max(1).nullable();
 
 export const allowOverridesSchema = z.union([
@@ -75,20 +81,36 @@ export const gateFieldSchemas = {
     .string()
     .trim()
     .min(1, 'must not be empty')
-    .max(LIMITS.nameLength, `must be at most ${LIMITS.nameLength} characters`),
-  description: z.string().max(LIMITS.descriptionLength).nullable(),
+    .max(LIMITS.nameLength, `must be at most ${LIMITS.nameLength} characters`)
+    .refine(isStorableText, STORABLE_TEXT_MESSAGE),
+  description: z
+    .string()
+    .max(LIMITS.descriptionLength)
+    .refine(isStorableText, STORABLE_TEXT_MESSAGE)
+    .nullable(),
   autoEnhanceDescription: z.boolean(),
   taskType: z.enum(TASK_TYPES),
   taskSubtype: z.enum(TASK_SUBTYPES).nullable(),
   tags: z
-    .array(z.string().trim().min(1, 'must not be empty').max(LIMITS.tagLength))
+    .array(
+      z
+        .string()
+        .trim()
+        .min(1, 'must not be empty')
+        .max(LIMITS.tagLength)
+        .refine(isStorableText, STORABLE_TEXT_MESSAGE),
+    )
     .max(LIMITS.tags, `at most ${LIMITS.tags} tags`),
   model: modelId,
   routingStrategy: z.enum(ROUTING_STRATEGIES),
   fallbackModels: z
     .array(modelId)
     .max(LIMITS.fallbackModels, `at most ${LIMITS.fallbackModels} fallback models`),
-  systemPrompt: z.string().max(LIMITS.systemPromptLength).nullable(),
+  systemPrompt: z
+    .string()
+    .max(LIMITS.systemPromptLength)
+    .refine(isStorableText, STORABLE_TEXT_MESSAGE)
+    .nullable(),
   temperature: z.number().min(0).max(2).nullable(),
   maxTokens: z.number().int().min(1).max(LIMITS.maxTokens).nullable(),
   topP: z.number().min(0).max(1).nullable(),
@@ -103,7 +125,10 @@ export const gateFieldSchemas = {
   autoApplyRecommendations: z.boolean(),
   responseFormatEnabled: z.boolean(),
   responseFormatType: z.enum(RESPONSE_FORMAT_TYPES),
-  responseFormatSchema: z.record(z.string(), z.unknown()).nullable(),
+  responseFormatSchema: z
+    .record(z.string(), z.unknown())
+    .refine(isStorableJson, STORABLE_TEXT_MESSAGE)
+    .nullable(),
   spendingLimit: z.number().min(0).max(LIMITS.spendingLimit).nullable(),
   spendingLimitPeriod: z.enum(SPENDING_PERIODS),
   spendingEnforcement: z.enum(SPENDING_ENFORCEMENTS),
