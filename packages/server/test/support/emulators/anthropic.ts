@@ -1,0 +1,206 @@
+/**
+ * Anthropic's Messages API (POST /v1/messages): `message` objects, the named SSE events of a
+ * stream (message_start, content_block_start/delta/stop with text_delta and input_json_delta,
+ * ping, message_delta, message_stop, error), and the checks the real endpoint makes first.
+ */
+import { type Gatekeeper, type Reply, sseFrame, startUpstream } from './upstream.ts';
+
+export type AnthropicUsage = { input: number; output: number; cacheRead?: number; cacheCreation?: number };
+
+export type AnthropicBlock =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
+
+const MESSAGE_ID = 'msg_013Zva2CMHLNnXjNJJKqJ2EF';
+
+function usageBody(u: AnthropicUsage) {
+  return {
+    input_tokens: u.input,
+    cache_creation_input_tokens: u.cacheCreation ?? 0,
+    cache_read_input_tokens: u.cacheRead ?? 0,
+    output_tokens: u.output,
+    service_tier: 'standard',
+  };
+}
+
+export function message(a: {
+  content?: AnthropicBlock[];
+  stopReason?: string;
+  usage?: AnthropicUsage;
+  model?: string;
+}) {
+  const content = a.content ?? [{ type: 'text', text: 'Hi! My name is Claude.' }];
+  return {
+    id: MESSAGE_ID,
+    type: 'message',
+    role: 'assistant',
+    model: a.model ?? 'claude-3-5-haiku-20241022',
+    content,
+    stop_reason: a.stopReason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn'),
+    stop_sequence: null,
+    usage: usageBody(a.usage ?? { input: 25, output: 15 }),
+  };
+}
+
+export type StreamBlock =
+  | { type: 'text'; parts: string[] }
+  | { type: 'tool_use'; id: string; name: string; jsonParts: string[] };
+
+/** The named events of a streamed answer, from message_start to message_stop. */
+export function streamFrames(a: {
+  blocks: StreamBlock[];
+  stopReason?: string;
+  usage?: AnthropicUsage;
+  model?: string;
+}): string[] {
+  const usage = a.usage ?? { input: 25, output: 15 };
+  const frame = (data: { type: string } & Record<string, unknown>) => sseFrame(data, data.type);
+  const frames = [
+    frame({
+      type: 'message_start',
+      message: {
+        id: MESSAGE_ID,
+        type: 'message',
+        role: 'assistant',
+        content: [],
+        model: a.model ?? 'claude-3-5-haiku-20241022',
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...usageBody({ ...usage, output: 1 }) },
+      },
+    }),
+  ];
+  a.blocks.forEach((block, index) => {
+    if (block.type === 'text') {
+      frames.push(frame({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } }));
+      if (index === 0) frames.push(frame({ type: 'ping' }));
+      for (const text of block.parts) {
+        frames.push(frame({ type: 'content_block_delta', index, delta: { type: 'text_delta', text } }));
+      }
+    } else {
+      frames.push(
+        frame({
+          type: 'content_block_start',
+          index,
+          content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
+        }),
+      );
+      for (const partial_json of ['', ...block.jsonParts]) {
+        frames.push(
+          frame({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json } }),
+        );
+      }
+    }
+    frames.push(frame({ type: 'content_block_stop', index }));
+  });
+  const stopReason = a.stopReason ?? (a.blocks.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
+  frames.push(
+    frame({
+      type: 'message_delta',
+      delta: { stop_reason: stopReason, stop_sequence: null },
+      usage: { output_tokens: usage.output },
+    }),
+  );
+  frames.push(frame({ type: 'message_stop' }));
+  return frames;
+}
+
+const ERROR_TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  500: 'api_error',
+  529: 'overloaded_error',
+};
+
+export function errorBody(status: number, message: string) {
+  return {
+    type: 'error',
+    error: { type: ERROR_TYPES[status] ?? 'api_error', message },
+    request_id: 'req_011CSHoEeqs5C35K2UUqR7Fy',
+  };
+}
+
+export function errorReply(status: number, message: string): Reply {
+  return { type: 'json', status, body: errorBody(status, message) };
+}
+
+/** The `error` event Anthropic sends inside a stream that fails after it began. */
+export function errorFrame(type: string, message: string): string {
+  return sseFrame({ type: 'error', error: { type, message } }, 'error');
+}
+
+const FIELDS = new Set([
+  'model',
+  'messages',
+  'system',
+  'max_tokens',
+  'metadata',
+  'stop_sequences',
+  'stream',
+  'temperature',
+  'top_p',
+  'top_k',
+  'tools',
+  'tool_choice',
+  'thinking',
+  'service_tier',
+]);
+
+type WireBlock = { type: string; id?: string; tool_use_id?: string };
+
+export function gatekeeper(apiKey: string): Gatekeeper {
+  const bad = (message: string) => errorReply(400, message);
+  return (request) => {
+    if (request.method !== 'POST' || request.path !== '/v1/messages') {
+      return errorReply(404, `${request.method} ${request.path}: not found`);
+    }
+    if (request.headers['x-api-key'] !== apiKey) return errorReply(401, 'invalid x-api-key');
+    if (!request.headers['anthropic-version']) return bad('anthropic-version: header is required');
+    const body = request.body as Record<string, unknown> & {
+      messages?: { role: string; content: string | WireBlock[] }[];
+    };
+    for (const key of Object.keys(body))
+      if (!FIELDS.has(key)) return bad(`${key}: Extra inputs are not permitted`);
+    if (typeof body.max_tokens !== 'number') return bad('max_tokens: Field required');
+    if (typeof body.temperature === 'number' && body.temperature > 1) {
+      return bad('temperature: Input should be less than or equal to 1');
+    }
+    const messages = body.messages ?? [];
+    for (const [i, m] of messages.entries()) {
+      if (m.role !== 'user' && m.role !== 'assistant') {
+        return bad(
+          `messages: Unexpected role "${m.role}". The Messages API accepts a top-level \`system\` parameter, not "system" as an input message role.`,
+        );
+      }
+      if (m.content.length === 0 && i < messages.length - 1) {
+        return bad(
+          `messages.${i}: all messages must have non-empty content except for the optional final assistant message`,
+        );
+      }
+      if (i > 0 && m.role === messages[i - 1]?.role) {
+        return bad(`messages.${i}: roles must alternate between "user" and "assistant"`);
+      }
+      const previous = messages[i - 1]?.content;
+      const toolUses = new Set(
+        Array.isArray(previous) ? previous.filter((b) => b.type === 'tool_use').map((b) => b.id) : [],
+      );
+      for (const block of Array.isArray(m.content) ? m.content : []) {
+        if (block.type === 'tool_result' && !toolUses.has(block.tool_use_id)) {
+          return bad(
+            `messages.${i}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${block.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
+          );
+        }
+      }
+    }
+    return null;
+  };
+}
+
+export async function startAnthropicEmulator(apiKey = 'sk-ant-test') {
+  const upstream = await startUpstream(gatekeeper(apiKey));
+  return { upstream, baseUrl: upstream.url, apiKey };
+}

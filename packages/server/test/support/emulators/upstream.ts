@@ -1,0 +1,177 @@
+/**
+ * A local HTTP server standing in for an upstream provider. It records every request exactly as
+ * it arrived (method, path, headers, parsed JSON body) and answers from a queue of scripted
+ * replies: JSON, Server-Sent Events written frame by frame (each frame split across two writes, so
+ * the client's parser has to reassemble them), or a failure: no answer at all, a socket destroyed
+ * before the answer, halfway through a body, or in the middle of a stream.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export type RecordedRequest = {
+  method: string;
+  /** Path and query, as sent. */
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  // biome-ignore lint/suspicious/noExplicitAny: request bodies are read by tests as plain JSON
+  body: any;
+};
+
+export type Reply =
+  | { type: 'json'; status?: number; body: unknown; headers?: Record<string, string> }
+  | { type: 'text'; status?: number; contentType: string; text: string }
+  | {
+      type: 'sse';
+      /** Raw SSE frames, each ending in its blank line. */
+      frames: string[];
+      status?: number;
+      /** After the frames: end the response, kill the socket, or keep the stream open and silent. */
+      then?: 'end' | 'destroy' | 'hang';
+    }
+  /** Accepts the request and never answers. */
+  | { type: 'hang' }
+  /** Destroys the socket before any byte of an answer. */
+  | { type: 'reset' }
+  /** Sends the headers and half the JSON body, then destroys the socket. */
+  | { type: 'truncated'; body: unknown };
+
+export type Responder = Reply | ((request: RecordedRequest) => Reply);
+
+/** Checks a request the way the real provider does; returns the rejection, or null to go on. */
+export type Gatekeeper = (request: RecordedRequest) => Reply | null;
+
+export type Upstream = {
+  /** http://127.0.0.1:PORT, without a trailing slash. */
+  url: string;
+  port: number;
+  requests: RecordedRequest[];
+  /** The most recent request. */
+  last(): RecordedRequest;
+  /** Queues the answers to the next requests, in order. */
+  reply(...responders: Responder[]): void;
+  /** Replies still queued: a test that leaves some has asked for fewer calls than it scripted. */
+  pending(): number;
+  reset(): void;
+  close(): Promise<void>;
+};
+
+const UNSCRIPTED: Reply = {
+  type: 'json',
+  // 418: not retryable, so a test that forgot to script an answer fails loudly instead of falling back.
+  status: 418,
+  body: { error: { message: 'emulator: no reply scripted for this request' } },
+};
+
+async function readBody(req: http.IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (!text) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+async function answer(res: http.ServerResponse, reply: Reply): Promise<void> {
+  switch (reply.type) {
+    case 'json': {
+      const text = JSON.stringify(reply.body);
+      res.writeHead(reply.status ?? 200, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(text),
+        ...reply.headers,
+      });
+      res.end(text);
+      return;
+    }
+    case 'text':
+      res.writeHead(reply.status ?? 200, { 'content-type': reply.contentType });
+      res.end(reply.text);
+      return;
+    case 'truncated': {
+      const text = JSON.stringify(reply.body);
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+      res.write(text.slice(0, Math.floor(text.length / 2)));
+      await sleep(20);
+      res.socket?.destroy();
+      return;
+    }
+    case 'sse': {
+      res.writeHead(reply.status ?? 200, {
+        'content-type': 'text/event-stream',
+        'cache-control': 'no-cache',
+        connection: 'keep-alive',
+      });
+      res.flushHeaders();
+      for (const frame of reply.frames) {
+        const half = Math.floor(frame.length / 2);
+        res.write(frame.slice(0, half));
+        await sleep(1);
+        res.write(frame.slice(half));
+        await sleep(1);
+      }
+      if (reply.then === 'destroy') res.socket?.destroy();
+      else if (reply.then !== 'hang') res.end();
+      return;
+    }
+    case 'reset':
+      res.socket?.destroy();
+      return;
+    case 'hang':
+      return;
+  }
+}
+
+export async function startUpstream(gatekeeper: Gatekeeper = () => null): Promise<Upstream> {
+  const requests: RecordedRequest[] = [];
+  const queue: Responder[] = [];
+  const server = http.createServer(async (req, res) => {
+    const request: RecordedRequest = {
+      method: req.method ?? 'GET',
+      path: req.url ?? '/',
+      headers: req.headers,
+      body: await readBody(req),
+    };
+    requests.push(request);
+    const rejected = gatekeeper(request);
+    const responder = rejected ?? queue.shift() ?? UNSCRIPTED;
+    try {
+      await answer(res, typeof responder === 'function' ? responder(request) : responder);
+    } catch {
+      res.socket?.destroy();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    requests,
+    last: () => {
+      const request = requests.at(-1);
+      if (!request) throw new Error('the emulator has received no request');
+      return request;
+    },
+    reply: (...responders) => {
+      queue.push(...responders);
+    },
+    pending: () => queue.length,
+    reset: () => {
+      requests.length = 0;
+      queue.length = 0;
+    },
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** One SSE frame: an optional event name and a JSON (or literal) data line. */
+export function sseFrame(data: unknown, event?: string, lineEnd = '\n'): string {
+  const text = typeof data === 'string' ? data : JSON.stringify(data);
+  return `${event ? `event: ${event}${lineEnd}` : ''}data: ${text}${lineEnd}${lineEnd}`;
+}
