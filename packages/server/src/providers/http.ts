@@ -20,17 +20,37 @@ function networkError(error: unknown, signal: AbortSignal): ProviderError {
   return new ProviderError('network', `Could not reach the provider: ${message}`);
 }
 
+/** FastAPI-style validation details (Mistral's 422s): `[{loc: ['body', 'x'], msg}]`. */
+function detailText(detail: unknown): string | undefined {
+  if (typeof detail === 'string') return detail;
+  if (!Array.isArray(detail)) return undefined;
+  const lines = detail
+    .map((d: { loc?: unknown[]; msg?: unknown }) =>
+      typeof d?.msg === 'string' ? `${Array.isArray(d.loc) ? `${d.loc.join('.')}: ` : ''}${d.msg}` : '',
+    )
+    .filter(Boolean);
+  return lines.length > 0 ? lines.join('; ') : undefined;
+}
+
+function messageText(message: unknown): string | undefined {
+  if (typeof message === 'string') return message;
+  if (message && typeof message === 'object') {
+    return detailText((message as { detail?: unknown }).detail) ?? JSON.stringify(message).slice(0, 500);
+  }
+  return undefined;
+}
+
 /** The message a provider put in its error body, in any of the common shapes. */
 export function providerErrorMessage(body: unknown, fallback: string): string {
   if (typeof body === 'string' && body.trim()) return body.slice(0, 500);
   const b = body as
-    | { error?: { message?: string } | string; message?: string; detail?: string }
-    | Array<{ error?: { message?: string } }>
+    | { error?: { message?: unknown } | string; message?: unknown; detail?: unknown }
+    | Array<{ error?: { message?: unknown } }>
     | null;
-  if (Array.isArray(b)) return b[0]?.error?.message ?? fallback;
+  if (Array.isArray(b)) return messageText(b[0]?.error?.message) ?? fallback;
   if (b && typeof b === 'object') {
     if (typeof b.error === 'string') return b.error;
-    return b.error?.message ?? b.message ?? (typeof b.detail === 'string' ? b.detail : fallback);
+    return messageText(b.error?.message) ?? messageText(b.message) ?? detailText(b.detail) ?? fallback;
   }
   return fallback;
 }
@@ -119,7 +139,15 @@ export async function postSse(
       try {
         onEvent(event);
       } catch (error) {
-        failure = error;
+        failure =
+          error instanceof ProviderError
+            ? error
+            : new ProviderError(
+                'invalid_response',
+                `The provider sent a stream event that could not be read: ${(error as Error).message}`,
+                null,
+                event.data.slice(0, 2000),
+              );
       }
     },
   });
