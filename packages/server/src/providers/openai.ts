@@ -6,6 +6,7 @@ import { postJson, postSse } from './http.ts';
 import {
   type CallOptions,
   type ChatCompletion,
+  type ChatMessage,
   type ChatParams,
   type FinishReason,
   type ProviderAdapter,
@@ -23,6 +24,15 @@ export type OpenAIDialect = {
   seedField: 'seed' | 'random_seed';
   /** Mistral spells tool_choice "required" as "any". */
   requiredToolChoice: 'required' | 'any';
+  /**
+   * Whether the request may carry `stream_options` to get usage on a stream. Mistral refuses the
+   * field (422) and always puts usage on its last chunk.
+   */
+  streamOptions: boolean;
+  /** Whether the API knows OpenAI's `developer` role; the others get `system` instead. */
+  developerRole: boolean;
+  /** Whether messages other than tool results may carry `name` (Mistral forbids it). */
+  messageNames: boolean;
   extraHeaders?: Record<string, string>;
 };
 
@@ -40,13 +50,31 @@ type WireToolCall = {
   function?: { name?: string; arguments?: string | Record<string, unknown> };
 };
 
+/** Mistral's reasoning models answer with a list of chunks (thinking, then text) instead of a string. */
+type WireContent = string | { type?: string; text?: string }[] | null;
+
 type WireChoice = {
-  message?: { content?: string | null; tool_calls?: WireToolCall[]; refusal?: string | null };
-  delta?: { content?: string | null; tool_calls?: WireToolCall[] };
+  message?: { content?: WireContent; tool_calls?: WireToolCall[] | null; refusal?: string | null };
+  delta?: { content?: WireContent; tool_calls?: WireToolCall[] | null; refusal?: string | null };
   finish_reason?: string | null;
 };
 
-type WireResponse = { choices?: WireChoice[]; usage?: WireUsage | null; error?: { message?: string } };
+type WireResponse = {
+  choices?: WireChoice[];
+  usage?: WireUsage | null;
+  /** Groq puts a stream's usage here, on its last chunk. */
+  x_groq?: { usage?: WireUsage };
+  error?: { message?: string };
+};
+
+function textOfContent(content: WireContent | undefined): string | null {
+  if (content == null) return null;
+  if (typeof content === 'string') return content;
+  return content
+    .filter((c) => c.type === 'text' && typeof c.text === 'string')
+    .map((c) => c.text)
+    .join('');
+}
 
 export function finishReasonOf(reason: string | null | undefined): FinishReason {
   switch (reason) {
@@ -65,12 +93,11 @@ export function finishReasonOf(reason: string | null | undefined): FinishReason 
 
 function usageOf(usage: WireUsage | null | undefined): Usage | null {
   if (!usage || typeof usage.prompt_tokens !== 'number') return null;
+  const cached = usage.prompt_tokens_details?.cached_tokens;
   return {
     promptTokens: usage.prompt_tokens,
     completionTokens: usage.completion_tokens ?? 0,
-    ...(usage.prompt_tokens_details?.cached_tokens && {
-      cachedTokens: usage.prompt_tokens_details.cached_tokens,
-    }),
+    ...(cached && { cachedTokens: cached }),
     ...(usage.completion_tokens_details?.reasoning_tokens && {
       reasoningTokens: usage.completion_tokens_details.reasoning_tokens,
     }),
@@ -85,6 +112,18 @@ function isContentPolicy(body: unknown): boolean {
   return code === 'content_policy_violation' || code === 'content_filter';
 }
 
+function wireMessages(dialect: OpenAIDialect, messages: ChatMessage[]): ChatMessage[] {
+  if (dialect.developerRole && dialect.messageNames) return messages;
+  return messages.map((m) => {
+    if (m.role === 'tool') return m;
+    const { name, ...rest } = m;
+    const kept = dialect.messageNames && name !== undefined ? { ...rest, name } : rest;
+    return (
+      m.role === 'developer' && !dialect.developerRole ? { ...kept, role: 'system' } : kept
+    ) as ChatMessage;
+  });
+}
+
 export function openAIRequestBody(
   dialect: OpenAIDialect,
   model: string,
@@ -94,7 +133,7 @@ export function openAIRequestBody(
   const toolChoice = params.toolChoice === 'required' ? dialect.requiredToolChoice : params.toolChoice;
   return {
     model,
-    messages: params.messages,
+    messages: wireMessages(dialect, params.messages),
     ...(params.temperature !== undefined && { temperature: params.temperature }),
     ...(params.topP !== undefined && { top_p: params.topP }),
     ...(params.maxTokens !== undefined && { [dialect.maxTokensField]: params.maxTokens }),
@@ -103,7 +142,8 @@ export function openAIRequestBody(
     ...(params.tools?.length && { tools: params.tools }),
     ...(toolChoice !== undefined && { tool_choice: toolChoice }),
     ...(params.responseFormat && { response_format: params.responseFormat }),
-    ...(stream && { stream: true, stream_options: { include_usage: true } }),
+    ...(stream && { stream: true }),
+    ...(stream && dialect.streamOptions && { stream_options: { include_usage: true } }),
   };
 }
 
@@ -140,7 +180,7 @@ export function createOpenAIAdapter(dialect: OpenAIDialect): ProviderAdapter {
       function: { name: call.function?.name ?? '', arguments: argumentsText(call.function?.arguments) },
     }));
     return {
-      content: choice.message.content ?? null,
+      content: textOfContent(choice.message.content),
       toolCalls,
       finishReason: finishReasonOf(choice.finish_reason),
       usage: usageOf(response.usage),
@@ -153,6 +193,7 @@ export function createOpenAIAdapter(dialect: OpenAIDialect): ProviderAdapter {
     const body = openAIRequestBody(dialect, model, params, true);
     let content = '';
     let sawContent = false;
+    let refusal = '';
     const calls: { id: string; name: string; arguments: string }[] = [];
     let finishReason: string | null = null;
     let usage: WireUsage | null = null;
@@ -179,11 +220,14 @@ export function createOpenAIAdapter(dialect: OpenAIDialect): ProviderAdapter {
         }
         id ??= chunk.id;
         if (chunk.usage) usage = chunk.usage;
+        else if (chunk.x_groq?.usage && !usage) usage = chunk.x_groq.usage;
         const choice = chunk.choices?.[0];
         if (!choice) return;
         if (choice.finish_reason) finishReason = choice.finish_reason;
         const delta = choice.delta;
         if (!delta) return;
+        if (delta.refusal) refusal += delta.refusal;
+        const text = textOfContent(delta.content);
         const toolDeltas = (delta.tool_calls ?? []).map((d, i) => {
           const index = d.index ?? i;
           const call = calls[index] ?? { id: '', name: '', arguments: '' };
@@ -199,28 +243,42 @@ export function createOpenAIAdapter(dialect: OpenAIDialect): ProviderAdapter {
             ...(args && { arguments: args }),
           };
         });
-        if (delta.content) {
-          content += delta.content;
+        if (text) {
+          content += text;
           sawContent = true;
         }
-        if (delta.content || toolDeltas.length > 0) {
+        if (text || toolDeltas.length > 0) {
           options.onDelta?.({
-            ...(delta.content && { content: delta.content }),
+            ...(text && { content: text }),
             ...(toolDeltas.length > 0 && { toolCalls: toolDeltas }),
           });
         }
       },
       isContentPolicy,
     );
-    if (!done && finishReason === null) {
-      throw new ProviderError('network', 'The provider closed the stream before it finished');
-    }
+    // Every dialect ends a stream with `[DONE]`; without it the answer (or its usage) may be cut short.
+    if (!done) throw new ProviderError('network', 'The provider closed the stream before it finished');
     const toolCalls: ToolCall[] = calls.map((c, i) => ({
       id: c.id || `call_${i}`,
       type: 'function',
       function: { name: c.name, arguments: c.arguments },
     }));
-    const message = { role: 'assistant', content: sawContent ? content : null, tool_calls: toolCalls };
+    const message = {
+      role: 'assistant',
+      content: sawContent ? content : null,
+      ...(refusal && { refusal }),
+      ...(toolCalls.length > 0 && { tool_calls: toolCalls }),
+    };
+    const providerResponse = {
+      id,
+      object: 'chat.completion',
+      model,
+      choices: [{ index: 0, message, finish_reason: finishReason }],
+      usage,
+    };
+    if (refusal) {
+      throw new ProviderError('content_policy', `The model refused: ${refusal}`, null, providerResponse);
+    }
     return {
       content: sawContent ? content : null,
       toolCalls,
@@ -228,13 +286,7 @@ export function createOpenAIAdapter(dialect: OpenAIDialect): ProviderAdapter {
       usage: usageOf(usage),
       providerRequest: body,
       // The stream, assembled into the shape of a non-streamed answer.
-      providerResponse: {
-        id,
-        object: 'chat.completion',
-        model,
-        choices: [{ index: 0, message, finish_reason: finishReason }],
-        usage,
-      },
+      providerResponse,
     };
   }
 

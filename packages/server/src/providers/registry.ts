@@ -41,6 +41,9 @@ export function createProviderRegistry(settings: ProviderSettings): ProviderRegi
           maxTokensField: 'max_tokens',
           seedField: 'random_seed',
           requiredToolChoice: 'any',
+          streamOptions: false,
+          developerRole: false,
+          messageNames: false,
         }),
       );
     } else {
@@ -52,6 +55,9 @@ export function createProviderRegistry(settings: ProviderSettings): ProviderRegi
           maxTokensField: id === 'openai' ? 'max_completion_tokens' : 'max_tokens',
           seedField: 'seed',
           requiredToolChoice: 'required',
+          streamOptions: true,
+          developerRole: id === 'openai',
+          messageNames: true,
         }),
       );
     }
