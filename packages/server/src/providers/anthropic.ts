@@ -128,6 +128,18 @@ export function anthropicRequestBody(model: string, params: ChatParams, stream: 
   };
 }
 
+/** The HTTP status each error type stands for, for errors that arrive inside a stream. */
+const STREAM_ERROR_STATUS: Record<string, number> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  overloaded_error: 529,
+};
+
 function finishReasonOf(reason: string | null | undefined, response: unknown): FinishReason {
   switch (reason) {
     case 'max_tokens':
@@ -250,7 +262,7 @@ export function createAnthropicAdapter(opts: {
           stopped = true;
           break;
         case 'error': {
-          const status = data.error?.type === 'overloaded_error' ? 529 : 500;
+          const status = STREAM_ERROR_STATUS[data.error?.type ?? ''] ?? 500;
           throw new ProviderError(
             'http',
             `Provider stream failed: ${data.error?.message ?? 'error'}`,
