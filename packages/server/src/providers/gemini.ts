@@ -1,4 +1,5 @@
 /** Google Gemini's generateContent API (v1beta), plain and streamed (alt=sse). */
+import { randomBytes } from 'node:crypto';
 import { postJson, postSse } from './http.ts';
 import {
   type CallOptions,
@@ -18,7 +19,7 @@ type Part =
   | { text: string; thought?: boolean }
   | { inlineData: { mimeType: string; data: string } }
   | { fileData: { fileUri: string; mimeType?: string } }
-  | { functionCall: { name: string; args: unknown; id?: string } }
+  | { functionCall: { name: string; args: unknown; id?: string }; thoughtSignature?: string }
   | { functionResponse: { name: string; response: unknown; id?: string } };
 
 type Content = { role: 'user' | 'model'; parts: Part[] };
@@ -56,7 +57,41 @@ function parseArguments(args: string): unknown {
   }
 }
 
-export function toGeminiContents(messages: ChatMessage[]): { system?: string; contents: Content[] } {
+/** A tool's output as the JSON object functionResponse needs: its own when it is one, else wrapped. */
+function toolResponse(text: string): unknown {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed;
+  } catch {
+    // Not JSON: passed on as text.
+  }
+  return { content: text };
+}
+
+/**
+ * Gemini 3 signs the first function call of each step (`thoughtSignature`) and refuses a replayed
+ * call without it. The signature cannot travel through OpenAI-shaped tool calls, so the adapter
+ * keeps it by tool-call id; a call it never saw (another model's, or from before a restart) gets
+ * the placeholder Google documents for histories that carry no signature.
+ */
+export const SIGNATURE_PLACEHOLDER = 'skip_thought_signature_validator';
+const KEPT_SIGNATURES = 10_000;
+
+function requiresSignatures(model: string): boolean {
+  const major = /^gemini-(\d+)/.exec(model)?.[1];
+  return major !== undefined && Number(major) >= 3;
+}
+
+export type SignatureOptions = {
+  signatureOf?: (toolCallId: string) => string | undefined;
+  /** Gives the first call of each model turn a signature even when none was kept (Gemini 3). */
+  requireSignatures?: boolean;
+};
+
+export function toGeminiContents(
+  messages: ChatMessage[],
+  opts: SignatureOptions = {},
+): { system?: string; contents: Content[] } {
   const system: string[] = [];
   const contents: Content[] = [];
   const toolNames = new Map<string, string>();
@@ -72,21 +107,22 @@ export function toGeminiContents(messages: ChatMessage[]): { system?: string; co
       for (const c of m.tool_calls ?? []) toolNames.set(c.id, c.function.name);
       push('model', [
         ...partsOf(m.content),
-        ...(m.tool_calls ?? []).map(
-          (c): Part => ({
+        ...(m.tool_calls ?? []).map((c, i): Part => {
+          const signature =
+            opts.signatureOf?.(c.id) ??
+            (i === 0 && opts.requireSignatures ? SIGNATURE_PLACEHOLDER : undefined);
+          return {
             functionCall: { name: c.function.name, args: parseArguments(c.function.arguments) },
-          }),
-        ),
+            ...(signature && { thoughtSignature: signature }),
+          };
+        }),
       ]);
     } else if (m.role === 'tool') {
-      const text = textOf(m.content);
-      const parsed = parseArguments(text);
       push('user', [
         {
           functionResponse: {
             name: toolNames.get(m.tool_call_id) ?? m.tool_call_id,
-            response:
-              parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed : { content: text },
+            response: toolResponse(textOf(m.content)),
           },
         },
       ]);
@@ -103,8 +139,8 @@ function toolConfigOf(choice: ChatParams['toolChoice']) {
   return { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: [choice.function.name] } };
 }
 
-export function geminiRequestBody(params: ChatParams) {
-  const { system, contents } = toGeminiContents(params.messages);
+export function geminiRequestBody(params: ChatParams, opts: SignatureOptions = {}) {
+  const { system, contents } = toGeminiContents(params.messages, opts);
   const format = params.responseFormat;
   const toolConfig = toolConfigOf(params.toolChoice);
   const generationConfig = {
@@ -145,7 +181,12 @@ function usageOf(usage: WireResponse['usageMetadata']): Usage | null {
   };
 }
 
-function resultOf(body: unknown, response: WireResponse): ChatCompletion {
+/** A tool-call id unique across answers, so a kept signature can never be handed to another call. */
+const newCallId = () => `call_${randomBytes(12).toString('hex')}`;
+
+type CallIds = (part: Extract<Part, { functionCall: unknown }>) => string;
+
+function resultOf(body: unknown, response: WireResponse, idOf: CallIds): ChatCompletion {
   if (response.promptFeedback?.blockReason) {
     throw new ProviderError(
       'content_policy',
@@ -171,8 +212,8 @@ function resultOf(body: unknown, response: WireResponse): ChatCompletion {
   );
   const toolCalls: ToolCall[] = parts
     .filter((p): p is Extract<Part, { functionCall: unknown }> => 'functionCall' in p)
-    .map((p, i) => ({
-      id: p.functionCall.id ?? `call_${i}`,
+    .map((p) => ({
+      id: idOf(p),
       type: 'function',
       function: { name: p.functionCall.name, arguments: JSON.stringify(p.functionCall.args ?? {}) },
     }));
@@ -191,15 +232,40 @@ function resultOf(body: unknown, response: WireResponse): ChatCompletion {
 export function createGeminiAdapter(opts: { baseUrl: string; apiKey: string | undefined }): ProviderAdapter {
   const base = opts.baseUrl.replace(/\/+$/, '');
   const headers = { 'x-goog-api-key': opts.apiKey ?? '' };
+  const signatures = new Map<string, string>();
+
+  /** Names each call of an answer once, keeping its signature for the follow-up request. */
+  function callIds(): CallIds {
+    const named = new WeakMap<object, string>();
+    return (part) => {
+      let id = named.get(part);
+      if (!id) {
+        id = part.functionCall.id ?? newCallId();
+        named.set(part, id);
+        if (part.thoughtSignature) {
+          if (signatures.size >= KEPT_SIGNATURES) signatures.delete(signatures.keys().next().value as string);
+          signatures.set(id, part.thoughtSignature);
+        }
+      }
+      return id;
+    };
+  }
+
+  const bodyFor = (model: string, params: ChatParams) =>
+    geminiRequestBody(params, {
+      signatureOf: (id) => signatures.get(id),
+      requireSignatures: requiresSignatures(model),
+    });
 
   async function complete(model: string, params: ChatParams, options: CallOptions) {
-    const body = geminiRequestBody(params);
+    const body = bodyFor(model, params);
     const url = `${base}/v1beta/models/${encodeURIComponent(model)}:generateContent`;
-    return resultOf(body, (await postJson(url, headers, body, options.signal)) as WireResponse);
+    return resultOf(body, (await postJson(url, headers, body, options.signal)) as WireResponse, callIds());
   }
 
   async function stream(model: string, params: ChatParams, options: CallOptions) {
-    const body = geminiRequestBody(params);
+    const body = bodyFor(model, params);
+    const idOf = callIds();
     const url = `${base}/v1beta/models/${encodeURIComponent(model)}:streamGenerateContent?alt=sse`;
     const parts: Part[] = [];
     let finishReason: string | undefined;
@@ -233,7 +299,7 @@ export function createGeminiAdapter(opts: { baseUrl: string; apiKey: string | un
             toolCalls: [
               {
                 index,
-                id: part.functionCall.id ?? `call_${index}`,
+                id: idOf(part),
                 name: part.functionCall.name,
                 arguments: JSON.stringify(part.functionCall.args ?? {}),
               },
@@ -245,11 +311,15 @@ export function createGeminiAdapter(opts: { baseUrl: string; apiKey: string | un
     if (!finishReason && !promptFeedback?.blockReason) {
       throw new ProviderError('network', 'The provider closed the stream before it finished');
     }
-    return resultOf(body, {
-      candidates: [{ content: { parts }, ...(finishReason && { finishReason }) }],
-      ...(promptFeedback && { promptFeedback }),
-      ...(usageMetadata && { usageMetadata }),
-    });
+    return resultOf(
+      body,
+      {
+        candidates: [{ content: { parts }, ...(finishReason && { finishReason }) }],
+        ...(promptFeedback && { promptFeedback }),
+        ...(usageMetadata && { usageMetadata }),
+      },
+      idOf,
+    );
   }
 
   return { chat: (model, params, options) => (options.onDelta ? stream : complete)(model, params, options) };
