@@ -25,8 +25,8 @@ type ProviderCase = {
   start(): Promise<Emulated>;
   error(status: number, message: string): Reply;
   plain(): unknown;
-  /** A good stream, cut by `cut` and ended by `then`. */
-  stream(cut?: (frames: string[]) => string[], then?: 'end' | 'destroy' | 'hang'): Responder;
+  /** A good stream, cut by `cut` and ended by `ending`. */
+  stream(cut?: (frames: string[]) => string[], ending?: 'end' | 'destroy' | 'hang'): Responder;
   /** The frames of a good stream without its terminal event. */
   withoutTerminal(frames: string[]): string[];
   /** What the provider answers to a wrong key. */
@@ -50,11 +50,11 @@ function openAIFamily(flavor: openai.Flavor, provider: string, model: string): P
     error: (status, message) => openai.errorReply(flavor, status, message),
     plain: () => openai.completion(flavor, { content: 'Hello there, how are you today?' }),
     stream:
-      (cut = (f) => f, then = 'end') =>
+      (cut = (f) => f, ending = 'end') =>
       (request) => ({
         type: 'sse',
         frames: cut(openai.chunkFrames(flavor, request, { content: ['Hel', 'lo', ' there'] })),
-        then,
+        ending,
       }),
     // `[DONE]` is the terminal event; everything before it may have arrived.
     withoutTerminal: (frames) => frames.slice(0, -1),
@@ -79,10 +79,10 @@ const cases: ProviderCase[] = [
     },
     error: anthropic.errorReply,
     plain: () => anthropic.message({ content: [{ type: 'text', text: 'Hello there, how are you today?' }] }),
-    stream: (cut = (f) => f, then = 'end') => ({
+    stream: (cut = (f) => f, ending = 'end') => ({
       type: 'sse',
       frames: cut(anthropic.streamFrames({ blocks: [{ type: 'text', parts: ['Hel', 'lo', ' there'] }] })),
-      then,
+      ending,
     }),
     // message_stop is the terminal event; message_delta with the stop reason came before it.
     withoutTerminal: (frames) => frames.slice(0, -1),
@@ -101,12 +101,12 @@ const cases: ProviderCase[] = [
     },
     error: gemini.errorReply,
     plain: () => gemini.response({ parts: [{ text: 'Hello there, how are you today?' }] }),
-    stream: (cut = (f) => f, then = 'end') => ({
+    stream: (cut = (f) => f, ending = 'end') => ({
       type: 'sse',
       frames: cut(
         gemini.streamFrames({ chunks: [[{ text: 'Hel' }], [{ text: 'lo' }], [{ text: ' there' }]] }),
       ),
-      then,
+      ending,
     }),
     // Gemini has no end marker: the chunk with finishReason is the last one.
     withoutTerminal: (frames) => frames.slice(0, -1),

@@ -27,7 +27,7 @@ export type Reply =
       frames: string[];
       status?: number;
       /** After the frames: end the response, kill the socket, or keep the stream open and silent. */
-      then?: 'end' | 'destroy' | 'hang';
+      ending?: 'end' | 'destroy' | 'hang';
     }
   /** Accepts the request and never answers. */
   | { type: 'hang' }
@@ -113,8 +113,8 @@ async function answer(res: http.ServerResponse, reply: Reply): Promise<void> {
         res.write(frame.slice(half));
         await sleep(1);
       }
-      if (reply.then === 'destroy') res.socket?.destroy();
-      else if (reply.then !== 'hang') res.end();
+      if (reply.ending === 'destroy') res.socket?.destroy();
+      else if (reply.ending !== 'hang') res.end();
       return;
     }
     case 'reset':
