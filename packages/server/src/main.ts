@@ -21,6 +21,9 @@ const server = serve({ fetch: app.fetch, port: config.port, hostname: config.hos
   console.log(`Gatehouse is listening on ${url}  (database: ${where})`);
   console.log(`Open ${url} to sign in; the first visitor creates the admin account.`);
 });
+// Longer than the idle timeout of common load balancers and client pools, so a kept-alive
+// connection is never closed by us just as a client reuses it.
+(server as import('node:http').Server).keepAliveTimeout = 65_000;
 
 let stopping = false;
 async function shutdown(signal: string) {

@@ -3,7 +3,7 @@
  * several gateway processes sharing PostgreSQL) can never push a block gate past its limit.
  * Periods reset lazily: the first write of a new period starts the counter at zero.
  */
-import { prisma } from '../db/client.ts';
+import { sql } from '../db/client.ts';
 
 // The start of the gate's current period (UTC day or month), computed by the database.
 const PERIOD_START = `(date_trunc(CASE WHEN spending_limit_period = 'daily' THEN 'day' ELSE 'month' END, now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')`;
@@ -16,7 +16,7 @@ export type Reservation = { gateId: string; amount: number; periodStart: Date };
  * the gate, when the reservation would pass the limit or the gate is suspended already.
  */
 export async function reserve(gateId: string, amount: number): Promise<Reservation | null> {
-  const rows = await prisma.$queryRawUnsafe<{ spending_period_start: Date }[]>(
+  const rows = await sql().query<{ spending_period_start: Date }>(
     `UPDATE gates SET
        spending_current = ${CURRENT} + $2::numeric,
        spending_status = 'active',
@@ -25,15 +25,14 @@ export async function reserve(gateId: string, amount: number): Promise<Reservati
        AND (spending_status = 'active' OR spending_period_start < ${PERIOD_START})
        AND (spending_enforcement <> 'block' OR spending_limit IS NULL OR ${CURRENT} + $2::numeric <= spending_limit)
      RETURNING spending_period_start`,
-    gateId,
-    amount,
+    [gateId, amount],
   );
   const row = rows[0];
   if (row) return { gateId, amount, periodStart: row.spending_period_start };
-  await prisma.$executeRawUnsafe(
+  await sql().query(
     `UPDATE gates SET spending_status = 'suspended'
      WHERE id = $1::uuid AND spending_enforcement = 'block' AND spending_limit IS NOT NULL`,
-    gateId,
+    [gateId],
   );
   return null;
 }
@@ -47,14 +46,11 @@ export type Settlement = {
 
 /** Replaces a reservation with the actual cost (0 when the request failed). */
 export async function settle(reservation: Reservation, actual: number): Promise<void> {
-  await prisma.$executeRawUnsafe(
+  await sql().query(
     `UPDATE gates SET spending_current = GREATEST(
        CASE WHEN spending_period_start = $2 THEN spending_current - $3::numeric ELSE spending_current END + $4::numeric, 0)
      WHERE id = $1::uuid`,
-    reservation.gateId,
-    reservation.periodStart,
-    reservation.amount,
-    actual,
+    [reservation.gateId, reservation.periodStart, reservation.amount, actual],
   );
 }
 
@@ -62,7 +58,7 @@ export async function settle(reservation: Reservation, actual: number): Promise<
 export async function addSpending(gateId: string, amount: number): Promise<Settlement> {
   // `crossed` compares the alert time with the one the locked row had before: comparing it with
   // now() fails on PostgreSQL, whose now() has microseconds the millisecond column does not keep.
-  const rows = await prisma.$queryRawUnsafe<{ over: boolean; crossed: boolean }[]>(
+  const rows = await sql().query<{ over: boolean; crossed: boolean }>(
     `UPDATE gates SET
        spending_current = ${CURRENT} + $2::numeric,
        spending_period_start = GREATEST(spending_period_start, ${PERIOD_START}),
@@ -76,8 +72,7 @@ export async function addSpending(gateId: string, amount: number): Promise<Settl
      WHERE id = before.locked_id
      RETURNING (spending_limit IS NOT NULL AND spending_current >= spending_limit) AS over,
                (spending_alerted_at IS DISTINCT FROM before.alerted_before) AS crossed`,
-    gateId,
-    amount,
+    [gateId, amount],
   );
   return { overLimit: rows[0]?.over ?? false, crossed: rows[0]?.crossed ?? false };
 }

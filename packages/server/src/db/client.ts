@@ -16,6 +16,15 @@ export let prisma: PrismaClient = new Proxy({} as PrismaClient, {
 });
 export let driver: SqlDriver | undefined;
 
+/**
+ * The raw driver, for the few statements on the gateway's hot path (spending, log batches):
+ * Prisma's per-query overhead there is several times the statement's own cost.
+ */
+export function sql(): SqlDriver {
+  if (!driver) throw new Error('connectDatabase() has not been called');
+  return driver;
+}
+
 export async function connectDatabase(opts: {
   databaseUrl?: string | undefined;
   dataDir: string;

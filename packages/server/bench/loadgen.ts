@@ -1,0 +1,53 @@
+/**
+ * Open-loop load at a fixed rate: requests start on schedule whatever the answers do, so a slow
+ * server shows as latency rather than as fewer requests (no coordinated omission). Runs in its
+ * own process; prints JSON {sent, ok, errors, p50, p99, mean} in milliseconds.
+ */
+import { Agent, request } from 'undici';
+
+const [url, rateArg, secondsArg, headersArg, body] = process.argv.slice(2);
+const rate = Number(rateArg);
+const seconds = Number(secondsArg);
+const headers = JSON.parse(headersArg ?? '{}') as Record<string, string>;
+const agent = new Agent({ connections: 256, keepAliveTimeout: 60_000 });
+
+const latencies: number[] = [];
+let ok = 0;
+let errors = 0;
+const total = Math.round(rate * seconds);
+const interval = 1000 / rate;
+const start = performance.now();
+const inflight: Promise<void>[] = [];
+
+for (let i = 0; i < total; i++) {
+  const due = start + i * interval;
+  const wait = due - performance.now();
+  if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+  const t0 = due; // measured from when it should have started
+  inflight.push(
+    request(url as string, { method: 'POST', headers, body: body as string, dispatcher: agent })
+      .then(async (res) => {
+        await res.body.text();
+        if (res.statusCode === 200) ok++;
+        else errors++;
+        latencies.push(performance.now() - t0);
+      })
+      .catch(() => {
+        errors++;
+      }),
+  );
+}
+await Promise.all(inflight);
+latencies.sort((a, b) => a - b);
+const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
+console.log(
+  JSON.stringify({
+    sent: total,
+    ok,
+    errors,
+    p50: at(0.5),
+    p99: at(0.99),
+    mean: latencies.reduce((a, b) => a + b, 0) / (latencies.length || 1),
+  }),
+);
+await agent.close();
