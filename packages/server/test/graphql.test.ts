@@ -80,6 +80,12 @@ describe('createGate', () => {
     ],
     ['allowOverrides of the wrong shape', { allowOverrides: { model: 'yes' } }, 'allowOverrides'],
     ['an empty name', { name: '  ' }, 'name'],
+    ['a NUL character in the name', { name: 'a\u0000b' }, 'name'],
+    [
+      'a "__proto__" key in the response format schema',
+      { responseFormatSchema: { ['__proto__']: {} } },
+      'responseFormatSchema',
+    ],
   ])('answers %s with a ValidationError naming the field', async (_label, overrides, path) => {
     const user = await signUpUser(app);
     const result = await create(user, gateInput(overrides));

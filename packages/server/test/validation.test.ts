@@ -151,8 +151,10 @@ const BAD_VALUES: Record<string, [label: string, value: unknown][]> = {
     ['a list', [{ type: 'object' }]],
     ['a number', 1],
     ['with a NUL character in a value', { type: 'object', description: 'a\u0000b' }],
-    ['with a NUL character in a nested key', { properties: { ['a\u0000']: { type: 'string' } } }],
+    ['with a NUL character in a nested key', { properties: { 'a\u0000': { type: 'string' } } }],
     ['with an unpaired surrogate', { type: 'object', description: ['\udc00'] }],
+    ['with a "__proto__" key', { ['__proto__']: { type: 'object' } }],
+    ['with a nested "__proto__" key', { properties: { ['__proto__']: null } }],
   ],
   spendingLimit: [
     ['-1', -1],

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { prisma } from '../db/client.ts';
 import type { ApiKey, User } from '../generated/prisma/client.ts';
 import { issuesFromZod } from '../rules/issues.ts';
-import { isStorableText, STORABLE_TEXT_MESSAGE } from '../rules/text.ts';
+import { isStorableText, STORABLE_TEXT_MESSAGE } from '../rules/storable.ts';
 import { NotFoundError, ValidationError } from './errors.ts';
 import { randomToken, sha256 } from './secrets.ts';
 

@@ -10,7 +10,7 @@ import {
   TASK_TYPES,
 } from '../rules/gate.ts';
 import { issuesFromZod } from '../rules/issues.ts';
-import { isStorableText, STORABLE_TEXT_MESSAGE } from '../rules/text.ts';
+import { isStorableText, STORABLE_TEXT_MESSAGE } from '../rules/storable.ts';
 import { modelProblem } from './catalog.ts';
 import { ConflictError, type FieldIssue, NotFoundError, PlanLimitError, ValidationError } from './errors.ts';
 import { forgetGate } from './gateCache.ts';

@@ -6,7 +6,13 @@
 import { z } from 'zod';
 import type { FieldIssue } from '../domain/errors.ts';
 import { issuesFromZod } from './issues.ts';
-import { isStorableJson, isStorableText, STORABLE_TEXT_MESSAGE } from './text.ts';
+import {
+  hasNoProtoKey,
+  isStorableJson,
+  isStorableText,
+  PROTO_KEY_MESSAGE,
+  STORABLE_TEXT_MESSAGE,
+} from './storable.ts';
 
 export const TASK_TYPES = [
   'chat',
@@ -125,9 +131,11 @@ export const gateFieldSchemas = {
   autoApplyRecommendations: z.boolean(),
   responseFormatEnabled: z.boolean(),
   responseFormatType: z.enum(RESPONSE_FORMAT_TYPES),
+  // Checked before the record is built: building it drops a "__proto__" key without a word.
   responseFormatSchema: z
-    .record(z.string(), z.unknown())
-    .refine(isStorableJson, STORABLE_TEXT_MESSAGE)
+    .unknown()
+    .refine(hasNoProtoKey, PROTO_KEY_MESSAGE)
+    .pipe(z.record(z.string(), z.unknown()).refine(isStorableJson, STORABLE_TEXT_MESSAGE))
     .nullable(),
   spendingLimit: z.number().min(0).max(LIMITS.spendingLimit).nullable(),
   spendingLimitPeriod: z.enum(SPENDING_PERIODS),
