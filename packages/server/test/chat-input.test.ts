@@ -288,11 +288,12 @@ describe('bad input on /v1/chat/completions', () => {
 });
 
 describe('naming the gate on /v1/chat/completions', () => {
-  it.each([
-    ['the x-gatehouse-gate-id header', (id: string) => [{ 'x-gatehouse-gate-id': id }, {}]],
-    ['a gateId in the body', (id: string) => [{}, { gateId: id }]],
-    ['the gate UUID as the model', (id: string) => [{}, { model: id }]],
-  ] as const)('finds the gate by %s', async (_how, where) => {
+  type Placement = (id: string) => [headers: Record<string, string>, body: Record<string, string>];
+  it.each<[string, Placement]>([
+    ['the x-gatehouse-gate-id header', (id) => [{ 'x-gatehouse-gate-id': id }, {}]],
+    ['a gateId in the body', (id) => [{}, { gateId: id }]],
+    ['the gate UUID as the model', (id) => [{}, { model: id }]],
+  ])('finds the gate by %s', async (_how, where) => {
     const user = await signUpUser(app);
     const gate = await createGate(app, user, { model: 'mock/fast' });
     const [headers, body] = where(gate.id);
