@@ -1,7 +1,8 @@
 import type { Config } from './config.ts';
 import { createDataPlane, type DataPlane } from './dataplane/chat.ts';
+import { createLocalLedger, createSqlLedger } from './dataplane/ledger.ts';
 import { createLogWriter, type LogWriter } from './dataplane/logWriter.ts';
-import { createSpendingAccumulator } from './dataplane/spending.ts';
+import { sql } from './db/client.ts';
 import { createProviderRegistry } from './providers/registry.ts';
 
 /** The long-lived parts of the data plane; close() flushes what they still hold. */
@@ -9,11 +10,12 @@ export type Runtime = { dataPlane: DataPlane; logs: LogWriter; close(): Promise<
 
 export function createRuntime(config: Config, opts: { random?: () => number } = {}): Runtime {
   const logs = createLogWriter();
-  const spending = createSpendingAccumulator();
+  // The embedded database belongs to this process alone, so spending can be decided in memory.
+  const ledger = sql().kind === 'pglite' ? createLocalLedger() : createSqlLedger();
   const dataPlane = createDataPlane({
     providers: createProviderRegistry(config.providers),
     logs,
-    spending,
+    ledger,
     attemptTimeoutMs: config.attemptTimeoutMs,
     ...(opts.random && { random: opts.random }),
   });
@@ -21,7 +23,7 @@ export function createRuntime(config: Config, opts: { random?: () => number } = 
     dataPlane,
     logs,
     close: async () => {
-      await spending.close();
+      await ledger.close();
       await logs.close();
     },
   };

@@ -17,11 +17,11 @@ import {
 } from '../providers/types.ts';
 import type { AllowOverrides, TaskType } from '../rules/gate.ts';
 import { costOf, estimateUsage, worstCaseCost } from './cost.ts';
+import type { Reservation, SpendingLedger } from './ledger.ts';
 import type { LogWriter } from './logWriter.ts';
 import { mergeRequest } from './merge.ts';
 import type { ChatRequest } from './request.ts';
 import { attemptOrder, type RoutingStrategy } from './routing.ts';
-import { addSpending, type Reservation, reserve, type SpendingAccumulator, settle } from './spending.ts';
 import { formatViolation, withInjectedFormat } from './structured.ts';
 
 export type Attempt = {
@@ -74,7 +74,7 @@ export class ChatFailure extends DomainError {
 export type DataPlaneDeps = {
   providers: ProviderRegistry;
   logs: LogWriter;
-  spending: SpendingAccumulator;
+  ledger: SpendingLedger;
   attemptTimeoutMs: number;
   random?: () => number;
 };
@@ -241,7 +241,7 @@ export function createDataPlane(deps: DataPlaneDeps) {
       );
       const blocking = gate.spendingEnforcement === 'block' && gate.spendingLimit !== null;
       if (blocking) {
-        reservation = await reserve(gate.id, worstCaseCost(order, params));
+        reservation = await deps.ledger.reserve(gate.id, worstCaseCost(order, params));
         if (!reservation) {
           throw new DomainError(
             'spending_limit_exceeded',
@@ -292,13 +292,13 @@ export function createDataPlane(deps: DataPlaneDeps) {
       let spendingWarning = false;
       let spendingCrossed = false;
       if (reservation) {
-        await settle(reservation, costUsd);
+        await deps.ledger.settle(reservation, costUsd);
         reservation = null;
-      } else if (gate.spendingLimit !== null) {
-        const s = await addSpending(gate.id, costUsd);
+      } else {
+        const s = await deps.ledger.add(gate.id, costUsd, gate.spendingLimit !== null);
         spendingWarning = s.overLimit;
         spendingCrossed = s.crossed;
-      } else deps.spending.add(gate.id, costUsd);
+      }
 
       const outcome: ChatOutcome = {
         id,
@@ -315,7 +315,7 @@ export function createDataPlane(deps: DataPlaneDeps) {
       await log({ success: true, statusCode: 200, modelUsed, outcome: { ...outcome, spendingCrossed } });
       return outcome;
     } catch (error) {
-      if (reservation) await settle(reservation, 0).catch(() => {});
+      if (reservation) await deps.ledger.settle(reservation, 0).catch(() => {});
       const domainError =
         error instanceof DomainError
           ? error

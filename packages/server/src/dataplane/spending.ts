@@ -4,9 +4,8 @@
  * Periods reset lazily: the first write of a new period starts the counter at zero.
  */
 import { sql } from '../db/client.ts';
+import { SQL_PERIOD_START as PERIOD_START } from '../domain/spending.ts';
 
-// The start of the gate's current period (UTC day or month), computed by the database.
-const PERIOD_START = `(date_trunc(CASE WHEN spending_limit_period = 'daily' THEN 'day' ELSE 'month' END, now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')`;
 const CURRENT = `(CASE WHEN spending_period_start < ${PERIOD_START} THEN 0 ELSE spending_current END)`;
 
 export type Reservation = { gateId: string; amount: number; periodStart: Date };

@@ -1,4 +1,5 @@
 /** Spending periods and the spendingStatus rule; shared by gate updates and the data plane. */
+import { sql } from '../db/client.ts';
 
 export type SpendingPeriod = 'daily' | 'monthly';
 export type SpendingEnforcement = 'alert_only' | 'block';
@@ -42,3 +43,33 @@ export function effectiveSpending(
     ? { current: 0, periodStart: start }
     : { current: gate.spendingCurrent, periodStart: gate.spendingPeriodStart };
 }
+
+/**
+ * Re-evaluates a gate's spendingStatus after its limit, enforcement or period changed: raising
+ * or lifting a limit resumes a suspended gate, lowering it to this period's spending suspends a
+ * blocking one. The data plane may replace this (see onSpendingSettingsChanged) when it keeps
+ * the counters itself.
+ */
+export async function reevaluateSpendingStatus(gateId: string): Promise<void> {
+  await sql().query(
+    `UPDATE gates SET spending_status = CASE
+       WHEN spending_enforcement = 'block' AND spending_limit IS NOT NULL
+        AND spending_period_start >= ${SQL_PERIOD_START} AND spending_current >= spending_limit
+       THEN 'suspended' ELSE 'active' END
+     WHERE id = $1::uuid`,
+    [gateId],
+  );
+}
+
+let settingsChanged: (gateId: string) => Promise<void> = reevaluateSpendingStatus;
+
+export function onSpendingSettingsChanged(handler: (gateId: string) => Promise<void>): void {
+  settingsChanged = handler;
+}
+
+export function spendingSettingsChanged(gateId: string): Promise<void> {
+  return settingsChanged(gateId);
+}
+
+/** The start of the gate's current period (UTC day or month), computed by the database. */
+export const SQL_PERIOD_START = `(date_trunc(CASE WHEN spending_limit_period = 'daily' THEN 'day' ELSE 'month' END, now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')`;
