@@ -19,6 +19,7 @@ import {
   effectiveSpending,
   type SpendingEnforcement,
   type SpendingPeriod,
+  spendingSettingsChanged,
   spendingStatusFor,
 } from './spending.ts';
 
@@ -160,33 +161,17 @@ export async function updateGate(userId: string, id: string, raw: unknown): Prom
   const settings: GateSettings = { ...settingsOf(existing), ...parsed.value };
   const issues = gateIssues(settings);
   if (issues.length > 0) throw new ValidationError(issues);
-  const now = new Date();
-  const spending = effectiveSpending(
-    {
-      spendingLimitPeriod: settings.spendingLimitPeriod,
-      spendingPeriodStart: existing.spendingPeriodStart,
-      spendingCurrent: Number(existing.spendingCurrent),
-    },
-    now,
-  );
-  // A changed limit or enforcement takes effect at once: raising or lifting a limit resumes a
-  // suspended gate, lowering it below this period's spending suspends a blocking one.
-  const spendingStatus = spendingStatusFor({
-    spendingLimit: settings.spendingLimit,
-    spendingEnforcement: settings.spendingEnforcement,
-    spendingCurrent: spending.current,
-  });
+  const spendingTouched =
+    parsed.value.spendingLimit !== undefined ||
+    parsed.value.spendingEnforcement !== undefined ||
+    parsed.value.spendingLimitPeriod !== undefined;
   try {
     forgetGate(existing.id);
-    return await prisma.gate.update({
-      where: { id: existing.id },
-      data: {
-        ...toData(parsed.value),
-        spendingStatus,
-        spendingCurrent: spending.current,
-        spendingPeriodStart: spending.periodStart,
-      },
-    });
+    const updated = await prisma.gate.update({ where: { id: existing.id }, data: toData(parsed.value) });
+    if (!spendingTouched) return updated;
+    // A changed limit, enforcement or period takes effect at once.
+    await spendingSettingsChanged(existing.id);
+    return await prisma.gate.findUniqueOrThrow({ where: { id: existing.id } });
   } catch (error) {
     if (isUniqueViolation(error)) throw nameTaken();
     throw error;
