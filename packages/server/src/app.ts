@@ -7,7 +7,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { type Config, migrationsDir } from './config.ts';
 import { driver } from './db/client.ts';
 import { pendingMigrations } from './db/migrate.ts';
-import { NotFoundError } from './domain/errors.ts';
+import { DomainError, NotFoundError } from './domain/errors.ts';
 import { createGraphQLHandler } from './graphql/yoga.ts';
 import { errorBody, errorResponse } from './http/errors.ts';
 import { requireActor } from './http/middleware.ts';
@@ -15,7 +15,8 @@ import { apiKeyRoutes } from './rest/apiKeys.ts';
 import { authRoutes } from './rest/auth.ts';
 import { nativeChatRoutes } from './rest/chat.ts';
 import { gateRoutes } from './rest/gates.ts';
-import { openAIRoutes } from './rest/openai.ts';
+import { logRoutes } from './rest/logs.ts';
+import { openAIError, openAIRoutes } from './rest/openai.ts';
 import type { Runtime } from './runtime.ts';
 
 /** Control-plane bodies are small; a larger one is refused before it is read in full. */
@@ -43,15 +44,22 @@ export function createApp(config: Config, runtime: Runtime) {
     onError: (c) =>
       c.json(errorBody('payload_too_large', `Request body exceeds ${MAX_BODY_BYTES} bytes`), 413),
   });
+  const chatTooLarge = new DomainError(
+    'payload_too_large',
+    `Request body exceeds ${config.maxChatBodyBytes} bytes`,
+  );
   const chatLimit = bodyLimit({
     maxSize: config.maxChatBodyBytes,
-    onError: (c) =>
-      c.json(errorBody('payload_too_large', `Request body exceeds ${config.maxChatBodyBytes} bytes`), 413),
+    onError: (c) => errorResponse(c, chatTooLarge),
+  });
+  const openAIChatLimit = bodyLimit({
+    maxSize: config.maxChatBodyBytes,
+    onError: (c) => c.json(openAIError(chatTooLarge).body, 413),
   });
 
   // Chat bodies may carry images, so they get their own, larger limit; the OpenAI-compatible
   // routes answer in OpenAI's error shape, so they come before the native /v1 middleware.
-  app.use('/v1/chat/*', chatLimit);
+  app.use('/v1/chat/*', openAIChatLimit);
   app.use('/v3/*', chatLimit);
   app.route('/v1', openAIRoutes(runtime.dataPlane));
   app.use('/v1/*', limit);
@@ -63,6 +71,7 @@ export function createApp(config: Config, runtime: Runtime) {
   app.route('/v3', nativeChatRoutes(runtime.dataPlane));
   app.route('/v1/api-keys', apiKeyRoutes);
   app.route('/v1/gates', gateRoutes);
+  app.route('/v1/logs', logRoutes);
   app.all('/v1/*', () => {
     throw new NotFoundError('Route');
   });

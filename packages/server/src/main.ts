@@ -25,12 +25,23 @@ const server = serve({ fetch: app.fetch, port: config.port, hostname: config.hos
 // connection is never closed by us just as a client reuses it.
 (server as import('node:http').Server).keepAliveTimeout = 65_000;
 
+const SHUTDOWN_GRACE_MS = 25_000;
 let stopping = false;
 async function shutdown(signal: string) {
   if (stopping) return;
   stopping = true;
-  console.log(`${signal} received: closing`);
-  server.close();
+  console.log(`${signal} received: finishing the requests in flight, then closing`);
+  // Stop accepting, let requests in flight (streams included) finish within the grace period so
+  // they are answered, logged and settled, then cut whatever is left.
+  const http = server as import('node:http').Server;
+  await new Promise<void>((resolve) => {
+    const deadline = setTimeout(() => http.closeAllConnections(), SHUTDOWN_GRACE_MS);
+    http.close(() => {
+      clearTimeout(deadline);
+      resolve();
+    });
+    http.closeIdleConnections();
+  });
   // Queued log entries and spending are written before the database closes.
   await runtime.close();
   await db.close();

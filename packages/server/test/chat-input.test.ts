@@ -277,9 +277,7 @@ describe('bad input on /v1/chat/completions', () => {
     expect(await logCountOf(app, user)).toBe(0);
   });
 
-  // Known bug, outside the data plane: the chat body limit in src/app.ts answers every route in
-  // the native error shape, so OpenAI clients get a 413 without `type` and `param`.
-  it.fails('answers that 413 in the OpenAI error shape', async () => {
+  it('answers that 413 in the OpenAI error shape', async () => {
     const user = await signUpUser(app);
     const gate = await createGate(app, user);
     const res = await completion(gate.id, { messages: say('x'.repeat(ELEVEN_MB)) }, user);

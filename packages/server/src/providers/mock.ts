@@ -6,8 +6,9 @@
  *   [mock:fail=STATUS@MODEL]   the same, only when MODEL (e.g. mock/echo) is the one asked
  *   [mock:timeout] / [mock:timeout@MODEL]   never answer (the attempt times out)
  *   [mock:refuse]              refuse on content policy
- *   [mock:tool=NAME]           call tool NAME (when the request offers tools)
- *   [mock:badjson]             answer with text that is not JSON
+ *   [mock:tool=NAME]           call tool NAME (when the request offers tools and its last
+ *                              message is the user's: after a tool result it answers in text)
+ *   [mock:badjson] / [mock:badjson@MODEL]   answer with text that is not JSON
  */
 import {
   type CallOptions,
@@ -66,7 +67,7 @@ const estimateTokens = (text: string) => Math.max(1, Math.ceil(text.length / 4))
 function answerText(model: string, params: ChatParams, prompt: string, directives: Directives): string {
   const format = params.responseFormat;
   if (format && format.type !== 'text') {
-    if (directives.has('badjson')) return 'this is not JSON';
+    if (applies(directives.get('badjson'), model)) return 'this is not JSON';
     return JSON.stringify(
       format.type === 'json_schema' ? sampleOf(format.json_schema.schema) : { echo: prompt },
     );
@@ -124,7 +125,8 @@ export function createMockAdapter(opts: { latencyMs: number }): ProviderAdapter 
       if (directives.has('refuse')) {
         throw new ProviderError('content_policy', 'The model refused to answer (mock)', null, null);
       }
-      const toolName = directives.get('tool')?.value;
+      // After a tool result the model answers, as a real one would, so agent loops end.
+      const toolName = params.messages.at(-1)?.role === 'user' ? directives.get('tool')?.value : undefined;
       const tool = toolName ? params.tools?.find((t) => t.function.name === toolName) : undefined;
       const toolCalls: ToolCall[] = tool
         ? [
