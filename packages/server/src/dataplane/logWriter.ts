@@ -53,10 +53,23 @@ const DEFAULTS: Partial<Record<keyof LogEntryData, unknown>> = {
 };
 
 // The whole batch travels as one JSON parameter and is unpacked by the database: one statement
-// per batch, no per-row round trip and no ORM in the way on the hot path.
-const INSERT = `INSERT INTO log_entries (${COLUMNS.map(([c]) => `"${c}"`).join(', ')})
-  SELECT ${COLUMNS.map(([c]) => `"${c}"`).join(', ')}
-  FROM jsonb_to_recordset($1::jsonb) AS x(${COLUMNS.map(([c, t]) => `"${c}" ${t}`).join(', ')})`;
+// per batch, no per-row round trip and no ORM in the way on the hot path. The same statement adds
+// the batch to the hourly totals, so they can never disagree with the entries.
+const LIST = COLUMNS.map(([c]) => `"${c}"`).join(', ');
+const INSERT = `WITH entries AS (
+    INSERT INTO log_entries (${LIST})
+    SELECT ${LIST} FROM jsonb_to_recordset($1::jsonb) AS x(${COLUMNS.map(([c, t]) => `"${c}" ${t}`).join(', ')})
+    RETURNING user_id, gate_id, created_at, success, cost_usd, latency_ms, prompt_tokens, completion_tokens
+  )
+  INSERT INTO log_rollups AS r (user_id, gate_id, hour, requests, errors, cost_usd, latency_ms_sum, prompt_tokens, completion_tokens)
+  SELECT user_id, gate_id, date_trunc('hour', created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC', count(*),
+         count(*) FILTER (WHERE NOT success), sum(cost_usd), sum(latency_ms), sum(prompt_tokens), sum(completion_tokens)
+  FROM entries WHERE gate_id IS NOT NULL GROUP BY 1, 2, 3
+  ON CONFLICT (user_id, gate_id, hour) DO UPDATE SET
+    requests = r.requests + excluded.requests, errors = r.errors + excluded.errors,
+    cost_usd = r.cost_usd + excluded.cost_usd, latency_ms_sum = r.latency_ms_sum + excluded.latency_ms_sum,
+    prompt_tokens = r.prompt_tokens + excluded.prompt_tokens,
+    completion_tokens = r.completion_tokens + excluded.completion_tokens`;
 
 function rowOf(entry: LogEntryData): Record<string, unknown> {
   const row: Record<string, unknown> = {};

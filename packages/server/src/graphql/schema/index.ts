@@ -5,6 +5,7 @@ import './user.ts';
 import './apiKey.ts';
 import './gate.ts';
 import './model.ts';
+import './log.ts';
 
 builder.queryType({});
 builder.mutationType({});

@@ -1,0 +1,284 @@
+/**
+ * Reading the request log: pages of entries (keyset-paginated, newest first), one entry with its
+ * payloads, the overview and the time series. Every query is scoped to its owner.
+ */
+import { z } from 'zod';
+import { prisma, sql } from '../db/client.ts';
+import { issuesFromZod } from '../rules/issues.ts';
+import { NotFoundError, ValidationError } from './errors.ts';
+
+const DAY_MS = 86_400_000;
+
+/** Opaque page cursor: the last entry's time and id. */
+export function encodeCursor(createdAt: Date, id: string): string {
+  return Buffer.from(`${createdAt.toISOString()}|${id}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { createdAt: Date; id: string } | null {
+  const [time, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  const createdAt = new Date(time ?? '');
+  if (Number.isNaN(createdAt.getTime()) || !id || !z.uuid().safeParse(id).success) return null;
+  return { createdAt, id };
+}
+
+const isoDate = z.iso
+  .datetime({ offset: true, message: 'must be an ISO-8601 date-time' })
+  .transform((s) => new Date(s));
+
+export const logQuerySchema = z
+  .strictObject({
+    limit: z.coerce.number().int().min(1).max(200).default(50),
+    cursor: z
+      .string()
+      .transform((c, ctx) => {
+        const decoded = decodeCursor(c);
+        if (!decoded) ctx.addIssue({ code: 'custom', message: 'must be a cursor from a previous page' });
+        return decoded as { createdAt: Date; id: string };
+      })
+      .optional(),
+    gateId: z.uuid('must be a gate UUID').optional(),
+    status: z.enum(['success', 'failed']).optional(),
+    since: isoDate.optional(),
+    until: isoDate.optional(),
+  })
+  .refine((q) => !q.since || !q.until || q.since < q.until, {
+    path: ['until'],
+    message: 'must be after since',
+  });
+
+export type LogQuery = z.input<typeof logQuerySchema>;
+
+type SummaryRow = {
+  id: string;
+  gate_id: string | null;
+  gate_name: string | null;
+  endpoint: string;
+  model_requested: string | null;
+  model_used: string | null;
+  prompt_tokens: number;
+  completion_tokens: number;
+  tokens_estimated: boolean;
+  cost_usd: string | number;
+  latency_ms: number;
+  success: boolean;
+  status_code: number;
+  error_code: string | null;
+  error_message: string | null;
+  session_id: string | null;
+  inferred_action: string | null;
+  tool_calls: unknown;
+  tool_results: unknown;
+  ignored_overrides: string[] | null;
+  spending_warning: boolean;
+  stream: boolean;
+  created_at: Date | string;
+};
+
+const SUMMARY_COLUMNS = `id, gate_id, gate_name, endpoint, model_requested, model_used, prompt_tokens,
+  completion_tokens, tokens_estimated, cost_usd, latency_ms, success, status_code, error_code, error_message,
+  session_id, inferred_action, tool_calls, tool_results, ignored_overrides, spending_warning, stream, created_at`;
+
+/** An entry as the API shows it: the spec's fields in snake_case, money as a number. */
+export function logSummary(row: SummaryRow) {
+  return {
+    id: row.id,
+    gate_id: row.gate_id,
+    gate_name: row.gate_name,
+    endpoint: row.endpoint,
+    model_requested: row.model_requested,
+    model_used: row.model_used,
+    prompt_tokens: row.prompt_tokens,
+    completion_tokens: row.completion_tokens,
+    total_tokens: row.prompt_tokens + row.completion_tokens,
+    tokens_estimated: row.tokens_estimated,
+    cost_usd: Number(row.cost_usd),
+    latency_ms: row.latency_ms,
+    success: row.success,
+    status_code: row.status_code,
+    error_code: row.error_code,
+    error_message: row.error_message,
+    session_id: row.session_id,
+    inferred_action: row.inferred_action,
+    tool_calls: row.tool_calls ?? null,
+    tool_results: row.tool_results ?? null,
+    ignored_overrides: row.ignored_overrides ?? [],
+    spending_warning: row.spending_warning,
+    stream: row.stream,
+    created_at: new Date(row.created_at).toISOString(),
+  };
+}
+
+export type LogSummary = ReturnType<typeof logSummary>;
+
+function parseQuery(raw: unknown) {
+  const parsed = logQuerySchema.safeParse(raw);
+  if (!parsed.success) throw new ValidationError(issuesFromZod(parsed.error));
+  return parsed.data;
+}
+
+/** A page of the caller's entries, newest first; the cursor continues exactly after the last. */
+export async function listLogs(userId: string, raw: unknown) {
+  const q = parseQuery(raw);
+  const params: unknown[] = [userId];
+  const where = ['user_id = $1::uuid'];
+  const add = (clause: (n: string) => string, value: unknown) => {
+    params.push(value);
+    where.push(clause(`$${params.length}`));
+  };
+  if (q.gateId) add((p) => `gate_id = ${p}::uuid`, q.gateId);
+  if (q.status) add((p) => `success = ${p}`, q.status === 'success');
+  if (q.since) add((p) => `created_at >= ${p}::timestamptz`, q.since.toISOString());
+  if (q.until) add((p) => `created_at < ${p}::timestamptz`, q.until.toISOString());
+  if (q.cursor) {
+    params.push(q.cursor.createdAt.toISOString(), q.cursor.id);
+    // A row comparison, so the index on (…, created_at DESC, id DESC) starts right at the cursor.
+    where.push(`(created_at, id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
+  }
+  params.push(q.limit + 1);
+  const rows = await sql().query<SummaryRow>(
+    `SELECT ${SUMMARY_COLUMNS} FROM log_entries WHERE ${where.join(' AND ')}
+     ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
+    params,
+  );
+  const hasMore = rows.length > q.limit;
+  const page = rows.slice(0, q.limit);
+  const last = page.at(-1);
+  return {
+    logs: page.map(logSummary),
+    pagination: {
+      limit: q.limit,
+      nextCursor: hasMore && last ? encodeCursor(new Date(last.created_at), last.id) : null,
+      hasMore,
+    },
+  };
+}
+
+/** One entry with its attempts and the provider payloads. Another user's entry is a 404. */
+export async function getLog(userId: string, id: string) {
+  const entry = z.uuid().safeParse(id).success
+    ? await prisma.logEntry.findFirst({ where: { id, userId } })
+    : null;
+  if (!entry) throw new NotFoundError('Log entry');
+  const [row] = await sql().query<SummaryRow>(
+    `SELECT ${SUMMARY_COLUMNS} FROM log_entries WHERE id = $1::uuid`,
+    [id],
+  );
+  return {
+    ...logSummary(row as SummaryRow),
+    attempts: entry.attempts,
+    metadata: entry.metadata,
+    provider_request: entry.providerRequest,
+    provider_response: entry.providerResponse,
+  };
+}
+
+export const overviewQuerySchema = z
+  .strictObject({
+    gateId: z.uuid('must be a gate UUID').optional(),
+    since: isoDate.optional(),
+    until: isoDate.optional(),
+    bucket: z.enum(['hour', 'day']).optional(),
+  })
+  .refine((q) => !q.since || !q.until || q.since < q.until, {
+    path: ['until'],
+    message: 'must be after since',
+  });
+
+function parseWindow(raw: unknown) {
+  const parsed = overviewQuerySchema.safeParse(raw);
+  if (!parsed.success) throw new ValidationError(issuesFromZod(parsed.error));
+  const until = parsed.data.until ?? new Date(Date.now() + 60_000);
+  const since = parsed.data.since ?? new Date(until.getTime() - 30 * DAY_MS);
+  return { ...parsed.data, since, until };
+}
+
+/**
+ * Totals over a window (default: the last 30 days) from the hourly totals, so the cost does not
+ * grow with the log: whole hours, the first and last counted whole.
+ */
+export async function logOverview(userId: string, raw: unknown) {
+  const w = parseWindow(raw);
+  const params: unknown[] = [userId, w.since.toISOString(), w.until.toISOString()];
+  const gateFilter = w.gateId ? (params.push(w.gateId), `AND gate_id = $4::uuid`) : '';
+  const [totals] = await sql().query<{
+    requests: string | number | null;
+    errors: string | number | null;
+    cost: string | number | null;
+    latency: string | number | null;
+    gates: string | number;
+  }>(
+    `SELECT sum(requests) AS requests, sum(errors) AS errors, sum(cost_usd) AS cost,
+            sum(latency_ms_sum) AS latency, count(DISTINCT gate_id) AS gates
+     FROM log_rollups
+     WHERE user_id = $1::uuid AND hour >= date_trunc('hour', $2::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+       AND hour < $3::timestamptz ${gateFilter}`,
+    params,
+  );
+  const recent = await listLogs(userId, {
+    limit: 10,
+    ...(w.gateId && { gateId: w.gateId }),
+    since: w.since.toISOString(),
+    until: w.until.toISOString(),
+  });
+  const requests = Number(totals?.requests ?? 0);
+  return {
+    totalRequests: requests,
+    failedRequests: Number(totals?.errors ?? 0),
+    totalCostUsd: Number(totals?.cost ?? 0),
+    avgLatencyMs: requests > 0 ? Math.round(Number(totals?.latency ?? 0) / requests) : 0,
+    activeGates: Number(totals?.gates ?? 0),
+    since: w.since.toISOString(),
+    until: w.until.toISOString(),
+    recentRequests: recent.logs,
+  };
+}
+
+/**
+ * Requests, errors, cost and latency per hour or day for the charts. Counts and cost come from the
+ * hourly totals; the latency percentiles need the entries themselves, read over the window only.
+ */
+export async function logSeries(userId: string, raw: unknown) {
+  const w = parseWindow(raw);
+  const bucket = w.bucket ?? (w.until.getTime() - w.since.getTime() > 3 * DAY_MS ? 'day' : 'hour');
+  const params: unknown[] = [userId, w.since.toISOString(), w.until.toISOString(), bucket];
+  const gateFilter = w.gateId ? (params.push(w.gateId), `AND gate_id = $5::uuid`) : '';
+  const trunc = (col: string) => `date_trunc($4, ${col} AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`;
+  const rows = await sql().query<{
+    bucket: Date | string;
+    requests: string | number;
+    errors: string | number;
+    cost: string | number;
+    p50: number | null;
+    p95: number | null;
+  }>(
+    `WITH totals AS (
+       SELECT ${trunc('hour')} AS bucket, sum(requests) AS requests, sum(errors) AS errors, sum(cost_usd) AS cost
+       FROM log_rollups
+       WHERE user_id = $1::uuid AND hour >= ${trunc('$2::timestamptz')} AND hour < $3::timestamptz ${gateFilter}
+       GROUP BY 1
+     ), latency AS (
+       SELECT ${trunc('created_at')} AS bucket,
+              percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms) AS p50,
+              percentile_cont(0.95) WITHIN GROUP (ORDER BY latency_ms) AS p95
+       FROM log_entries
+       WHERE user_id = $1::uuid AND created_at >= ${trunc('$2::timestamptz')} AND created_at < $3::timestamptz ${gateFilter}
+       GROUP BY 1
+     )
+     SELECT t.bucket, t.requests, t.errors, t.cost, l.p50, l.p95
+     FROM totals t LEFT JOIN latency l ON l.bucket = t.bucket ORDER BY t.bucket`,
+    params,
+  );
+  return {
+    bucket,
+    since: w.since.toISOString(),
+    until: w.until.toISOString(),
+    points: rows.map((r) => ({
+      start: new Date(r.bucket).toISOString(),
+      requests: Number(r.requests),
+      errors: Number(r.errors),
+      costUsd: Number(r.cost),
+      p50LatencyMs: r.p50 === null ? null : Math.round(Number(r.p50)),
+      p95LatencyMs: r.p95 === null ? null : Math.round(Number(r.p95)),
+    })),
+  };
+}

@@ -1,0 +1,210 @@
+import { GraphQLError } from 'graphql';
+import { ValidationError } from '../../domain/errors.ts';
+import {
+  encodeCursor,
+  getLog,
+  type LogSummary,
+  listLogs,
+  logOverview,
+  logSeries,
+} from '../../domain/logs.ts';
+import { builder } from '../builder.ts';
+import { type GraphQLContext, requireActor } from '../context.ts';
+
+/** Query arguments that break the rules are the caller's mistake: BAD_USER_INPUT, with the issues. */
+async function userInput<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof ValidationError) {
+      throw new GraphQLError(error.message, { extensions: { code: 'BAD_USER_INPUT', issues: error.issues } });
+    }
+    throw error;
+  }
+}
+
+type Detail = Awaited<ReturnType<typeof getLog>>;
+// The list never loads payloads; the detail fields load them (once per entry) when asked for.
+const details = new WeakMap<LogSummary, Promise<Detail>>();
+function detailOf(entry: LogSummary, ctx: GraphQLContext): Promise<Detail> {
+  let detail = details.get(entry);
+  if (!detail) {
+    detail =
+      'attempts' in entry ? Promise.resolve(entry as Detail) : getLog(requireActor(ctx).user.id, entry.id);
+    details.set(entry, detail);
+  }
+  return detail;
+}
+
+export const LogEntryRef = builder.objectRef<LogSummary>('LogEntry').implement({
+  description: 'One request through a gate, as logged',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    gateId: t.exposeString('gate_id', { nullable: true }),
+    gateName: t.exposeString('gate_name', { nullable: true }),
+    endpoint: t.exposeString('endpoint'),
+    modelRequested: t.exposeString('model_requested', { nullable: true }),
+    modelUsed: t.exposeString('model_used', { nullable: true }),
+    promptTokens: t.exposeInt('prompt_tokens'),
+    completionTokens: t.exposeInt('completion_tokens'),
+    totalTokens: t.exposeInt('total_tokens'),
+    tokensEstimated: t.exposeBoolean('tokens_estimated'),
+    costUsd: t.exposeFloat('cost_usd'),
+    latencyMs: t.exposeInt('latency_ms'),
+    success: t.exposeBoolean('success'),
+    statusCode: t.exposeInt('status_code'),
+    errorCode: t.exposeString('error_code', { nullable: true }),
+    errorMessage: t.exposeString('error_message', { nullable: true }),
+    sessionId: t.exposeString('session_id', { nullable: true }),
+    inferredAction: t.exposeString('inferred_action', { nullable: true }),
+    toolCalls: t.field({ type: 'JSON', nullable: true, resolve: (e) => e.tool_calls }),
+    toolResults: t.field({ type: 'JSON', nullable: true, resolve: (e) => e.tool_results }),
+    ignoredOverrides: t.exposeStringList('ignored_overrides'),
+    spendingWarning: t.exposeBoolean('spending_warning'),
+    stream: t.exposeBoolean('stream'),
+    createdAt: t.field({ type: 'DateTime', resolve: (e) => new Date(e.created_at) }),
+    attempts: t.field({
+      type: 'JSON',
+      description: 'Each model tried: model, provider, ok, status, error, latencyMs',
+      resolve: async (e, _a, ctx) => (await detailOf(e, ctx)).attempts,
+    }),
+    metadata: t.field({
+      type: 'JSON',
+      nullable: true,
+      resolve: async (e, _a, ctx) => (await detailOf(e, ctx)).metadata,
+    }),
+    providerRequest: t.field({
+      type: 'JSON',
+      nullable: true,
+      description: 'The exact JSON sent to the provider that answered (or failed last)',
+      resolve: async (e, _a, ctx) => (await detailOf(e, ctx)).provider_request,
+    }),
+    providerResponse: t.field({
+      type: 'JSON',
+      nullable: true,
+      description: 'The provider’s JSON answer; a stream is stored assembled',
+      resolve: async (e, _a, ctx) => (await detailOf(e, ctx)).provider_response,
+    }),
+  }),
+});
+
+type Overview = Awaited<ReturnType<typeof logOverview>>;
+const OverviewRef = builder.objectRef<Overview>('LogOverview').implement({
+  fields: (t) => ({
+    totalRequests: t.exposeInt('totalRequests'),
+    failedRequests: t.exposeInt('failedRequests'),
+    totalCostUsd: t.exposeFloat('totalCostUsd'),
+    avgLatencyMs: t.exposeInt('avgLatencyMs'),
+    activeGates: t.exposeInt('activeGates', {
+      description: 'Gates that served at least one request in the window',
+    }),
+    since: t.field({ type: 'DateTime', resolve: (o) => new Date(o.since) }),
+    until: t.field({ type: 'DateTime', resolve: (o) => new Date(o.until) }),
+    recentRequests: t.field({ type: [LogEntryRef], resolve: (o) => o.recentRequests }),
+  }),
+});
+
+type Series = Awaited<ReturnType<typeof logSeries>>;
+const PointRef = builder.objectRef<Series['points'][number]>('LogSeriesPoint').implement({
+  fields: (t) => ({
+    start: t.field({ type: 'DateTime', resolve: (p) => new Date(p.start) }),
+    requests: t.exposeInt('requests'),
+    errors: t.exposeInt('errors'),
+    costUsd: t.exposeFloat('costUsd'),
+    p50LatencyMs: t.exposeInt('p50LatencyMs', { nullable: true }),
+    p95LatencyMs: t.exposeInt('p95LatencyMs', { nullable: true }),
+  }),
+});
+const SeriesRef = builder.objectRef<Series>('LogSeries').implement({
+  fields: (t) => ({
+    bucket: t.exposeString('bucket', { description: 'hour or day' }),
+    since: t.field({ type: 'DateTime', resolve: (s) => new Date(s.since) }),
+    until: t.field({ type: 'DateTime', resolve: (s) => new Date(s.until) }),
+    points: t.field({ type: [PointRef], resolve: (s) => s.points }),
+  }),
+});
+
+const iso = (d: Date | null | undefined) => d?.toISOString();
+
+builder.queryFields((t) => ({
+  logs: t.connection({
+    type: LogEntryRef,
+    description: 'Your log entries, newest first',
+    args: {
+      gateId: t.arg.id(),
+      status: t.arg.string({ description: 'success or failed' }),
+      since: t.arg({ type: 'DateTime' }),
+      until: t.arg({ type: 'DateTime' }),
+    },
+    resolve: (_root, args, ctx) =>
+      userInput(async () => {
+        const page = await listLogs(requireActor(ctx).user.id, {
+          ...(args.first != null && { limit: args.first }),
+          ...(args.after && { cursor: args.after }),
+          ...(args.gateId && { gateId: String(args.gateId) }),
+          ...(args.status && { status: args.status }),
+          ...(args.since && { since: iso(args.since) }),
+          ...(args.until && { until: iso(args.until) }),
+        });
+        const edges = page.logs.map((node) => ({
+          node,
+          cursor: encodeCursor(new Date(node.created_at), node.id),
+        }));
+        return {
+          edges,
+          pageInfo: {
+            hasNextPage: page.pagination.hasMore,
+            hasPreviousPage: Boolean(args.after),
+            startCursor: edges[0]?.cursor ?? null,
+            endCursor: edges.at(-1)?.cursor ?? null,
+          },
+        };
+      }),
+  }),
+  log: t.field({
+    type: LogEntryRef,
+    nullable: true,
+    description: 'One of your log entries, with its payloads, or null',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (_root, args, ctx) => {
+      try {
+        return (await getLog(requireActor(ctx).user.id, String(args.id))) as LogSummary;
+      } catch (error) {
+        if ((error as { code?: string }).code === 'not_found') return null;
+        throw error;
+      }
+    },
+  }),
+  overview: t.field({
+    type: OverviewRef,
+    description: 'Totals over a window (default: the last 30 days)',
+    args: { gateId: t.arg.id(), since: t.arg({ type: 'DateTime' }), until: t.arg({ type: 'DateTime' }) },
+    resolve: (_root, args, ctx) =>
+      userInput(() =>
+        logOverview(requireActor(ctx).user.id, {
+          ...(args.gateId && { gateId: String(args.gateId) }),
+          ...(args.since && { since: iso(args.since) }),
+          ...(args.until && { until: iso(args.until) }),
+        }),
+      ),
+  }),
+  logSeries: t.field({
+    type: SeriesRef,
+    description: 'Requests, errors, cost and p50/p95 latency per hour or day, for the charts',
+    args: {
+      gateId: t.arg.id(),
+      since: t.arg({ type: 'DateTime' }),
+      until: t.arg({ type: 'DateTime' }),
+      bucket: t.arg.string({ description: 'hour or day (default: hour for up to 3 days)' }),
+    },
+    resolve: (_root, args, ctx) =>
+      userInput(() =>
+        logSeries(requireActor(ctx).user.id, {
+          ...(args.gateId && { gateId: String(args.gateId) }),
+          ...(args.since && { since: iso(args.since) }),
+          ...(args.until && { until: iso(args.until) }),
+          ...(args.bucket && { bucket: args.bucket }),
+        }),
+      ),
+  }),
+}));
