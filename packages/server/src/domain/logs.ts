@@ -199,7 +199,8 @@ function parseWindow(raw: unknown) {
 export async function logOverview(userId: string, raw: unknown) {
   const w = parseWindow(raw);
   const params: unknown[] = [userId, w.since.toISOString(), w.until.toISOString()];
-  const gateFilter = w.gateId ? (params.push(w.gateId), `AND gate_id = $4::uuid`) : '';
+  if (w.gateId) params.push(w.gateId);
+  const gateFilter = w.gateId ? 'AND gate_id = $4::uuid' : '';
   const [totals] = await sql().query<{
     requests: string | number | null;
     errors: string | number | null;
@@ -241,7 +242,8 @@ export async function logSeries(userId: string, raw: unknown) {
   const w = parseWindow(raw);
   const bucket = w.bucket ?? (w.until.getTime() - w.since.getTime() > 3 * DAY_MS ? 'day' : 'hour');
   const params: unknown[] = [userId, w.since.toISOString(), w.until.toISOString(), bucket];
-  const gateFilter = w.gateId ? (params.push(w.gateId), `AND gate_id = $5::uuid`) : '';
+  if (w.gateId) params.push(w.gateId);
+  const gateFilter = w.gateId ? 'AND gate_id = $5::uuid' : '';
   const trunc = (col: string) => `date_trunc($4, ${col} AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`;
   const rows = await sql().query<{
     bucket: Date | string;
