@@ -2,6 +2,7 @@ import { serve } from '@hono/node-server';
 import { createApp } from './app.ts';
 import { loadConfig } from './config.ts';
 import { connectDatabase } from './db/client.ts';
+import { scheduleRetention } from './domain/retention.ts';
 import { createRuntime } from './runtime.ts';
 
 let config: ReturnType<typeof loadConfig>;
@@ -15,6 +16,7 @@ try {
 const db = await connectDatabase(config);
 const runtime = createRuntime(config);
 const app = createApp(config, runtime);
+const retention = scheduleRetention();
 const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
   const url = `http://${info.address === '0.0.0.0' || info.address === '::' ? 'localhost' : info.address}:${info.port}`;
   const where = config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${config.dataDir}`;
@@ -42,6 +44,7 @@ async function shutdown(signal: string) {
     });
     http.closeIdleConnections();
   });
+  await retention.stop();
   // Queued log entries and spending are written before the database closes.
   await runtime.close();
   await db.close();
