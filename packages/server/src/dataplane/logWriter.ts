@@ -54,17 +54,23 @@ const DEFAULTS: Partial<Record<keyof LogEntryData, unknown>> = {
 
 // The whole batch travels as one JSON parameter and is unpacked by the database: one statement
 // per batch, no per-row round trip and no ORM in the way on the hot path. The same statement adds
-// the batch to the hourly totals, so they can never disagree with the entries.
+// the batch to the hourly totals, so they can never disagree with the entries. A gate deleted while
+// its entries waited in the queue leaves them with no gate_id (as deleting it does to the entries
+// already written) rather than failing its foreign key and losing them; the totals keep its id.
 const LIST = COLUMNS.map(([c]) => `"${c}"`).join(', ');
-const INSERT = `WITH entries AS (
+const SELECTED = COLUMNS.map(([c]) => (c === 'gate_id' ? 'g.id' : `x."${c}"`)).join(', ');
+const INSERT = `WITH batch AS (
+    SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(${COLUMNS.map(([c, t]) => `"${c}" ${t}`).join(', ')})
+  ), entries AS (
     INSERT INTO log_entries (${LIST})
-    SELECT ${LIST} FROM jsonb_to_recordset($1::jsonb) AS x(${COLUMNS.map(([c, t]) => `"${c}" ${t}`).join(', ')})
-    RETURNING user_id, gate_id, created_at, success, cost_usd, latency_ms, prompt_tokens, completion_tokens
+    SELECT ${SELECTED} FROM batch x LEFT JOIN gates g ON g.id = x.gate_id
+    RETURNING id
   )
   INSERT INTO log_rollups AS r (user_id, gate_id, hour, requests, errors, cost_usd, latency_ms_sum, prompt_tokens, completion_tokens)
-  SELECT user_id, gate_id, date_trunc('hour', created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC', count(*),
-         count(*) FILTER (WHERE NOT success), sum(cost_usd), sum(latency_ms), sum(prompt_tokens), sum(completion_tokens)
-  FROM entries WHERE gate_id IS NOT NULL GROUP BY 1, 2, 3
+  SELECT x.user_id, x.gate_id, date_trunc('hour', x.created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC', count(*),
+         count(*) FILTER (WHERE NOT x.success), sum(x.cost_usd), sum(x.latency_ms), sum(x.prompt_tokens),
+         sum(x.completion_tokens)
+  FROM batch x JOIN entries e ON e.id = x.id WHERE x.gate_id IS NOT NULL GROUP BY 1, 2, 3
   ON CONFLICT (user_id, gate_id, hour) DO UPDATE SET
     requests = r.requests + excluded.requests, errors = r.errors + excluded.errors,
     cost_usd = r.cost_usd + excluded.cost_usd, latency_ms_sum = r.latency_ms_sum + excluded.latency_ms_sum,
