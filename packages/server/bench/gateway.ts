@@ -114,21 +114,31 @@ await new Promise<void>((resolve, reject) => {
 const upstream = { port: upstreamPort };
 const port = await freePort();
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gh-bench-'));
-const gateway = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-  cwd: serverDir,
-  env: {
-    ...process.env,
-    NODE_ENV: 'production',
-    PORT: String(port),
-    DATA_DIR: dataDir,
-    DATABASE_URL: '',
-    GATEHOUSE_OPEN_SIGNUP: '1',
-    OPENAI_API_KEY: 'bench',
-    OPENAI_BASE_URL: `http://127.0.0.1:${upstream.port}/v1`,
-  },
-  stdio: ['ignore', 'ignore', 'inherit'],
-});
+const gatewayEnv = {
+  ...process.env,
+  NODE_ENV: 'production',
+  PORT: String(port),
+  DATA_DIR: dataDir,
+  DATABASE_URL: '',
+  GATEHOUSE_OPEN_SIGNUP: '1',
+  OPENAI_API_KEY: 'bench',
+  OPENAI_BASE_URL: `http://127.0.0.1:${upstream.port}/v1`,
+};
+const startGateway = () =>
+  spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: serverDir,
+    env: gatewayEnv,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
 const base = `http://127.0.0.1:${port}`;
+// Creating a new PGlite database (initdb) is a one-time install step with a memory peak of its
+// own: do it in a first process, and measure the gateway as it runs every later day.
+const installer = startGateway();
+await waitReady(base);
+installer.kill('SIGTERM');
+await new Promise((r) => installer.once('exit', r));
+const gateway = startGateway();
+
 try {
   await waitReady(base);
   const signup = (await (

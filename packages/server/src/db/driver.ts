@@ -14,7 +14,9 @@ export type SqlDriver = {
 };
 
 export async function openPglite(dataDir: string): Promise<SqlDriver> {
-  const db = await PGlite.create(dataDir);
+  // PostgreSQL's default 128 MB of shared buffers would sit in this process's memory for good;
+  // the operating system's file cache backs a smaller pool just as well for a gateway's load.
+  const db = await PGlite.create(dataDir, { postgresqlconf: ['shared_buffers=16MB'] });
   return {
     kind: 'pglite',
     exec: async (sql) => {
