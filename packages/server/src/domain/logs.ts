@@ -172,24 +172,31 @@ export async function getLog(userId: string, id: string) {
   };
 }
 
-export const overviewQuerySchema = z
-  .strictObject({
-    gateId: z.uuid('must be a gate UUID').optional(),
-    since: isoDate.optional(),
-    until: isoDate.optional(),
-    bucket: z.enum(['hour', 'day']).optional(),
-  })
-  .refine((q) => !q.since || !q.until || q.since < q.until, {
-    path: ['until'],
-    message: 'must be after since',
-  });
+const windowFields = {
+  gateId: z.uuid('must be a gate UUID').optional(),
+  since: isoDate.optional(),
+  until: isoDate.optional(),
+};
+const sinceBeforeUntil = (q: { since?: Date | undefined; until?: Date | undefined }) =>
+  !q.since || !q.until || q.since < q.until;
+const untilIssue = { path: ['until'], message: 'must be after since' };
 
-function parseWindow(raw: unknown) {
-  const parsed = overviewQuerySchema.safeParse(raw);
+export const overviewQuerySchema = z.strictObject(windowFields).refine(sinceBeforeUntil, untilIssue);
+
+export const seriesQuerySchema = z
+  .strictObject({ ...windowFields, bucket: z.enum(['hour', 'day']).optional() })
+  .refine(sinceBeforeUntil, untilIssue);
+
+function parseWindow<S extends typeof overviewQuerySchema | typeof seriesQuerySchema>(
+  schema: S,
+  raw: unknown,
+) {
+  const parsed = schema.safeParse(raw);
   if (!parsed.success) throw new ValidationError(issuesFromZod(parsed.error));
-  const until = parsed.data.until ?? new Date(Date.now() + 60_000);
-  const since = parsed.data.since ?? new Date(until.getTime() - 30 * DAY_MS);
-  return { ...parsed.data, since, until };
+  const data = parsed.data as z.output<S>;
+  const until = data.until ?? new Date(Date.now() + 60_000);
+  const since = data.since ?? new Date(until.getTime() - 30 * DAY_MS);
+  return { ...data, since, until };
 }
 
 /**
@@ -197,7 +204,7 @@ function parseWindow(raw: unknown) {
  * grow with the log: whole hours, the first and last counted whole.
  */
 export async function logOverview(userId: string, raw: unknown) {
-  const w = parseWindow(raw);
+  const w = parseWindow(overviewQuerySchema, raw);
   const params: unknown[] = [userId, w.since.toISOString(), w.until.toISOString()];
   if (w.gateId) params.push(w.gateId);
   const gateFilter = w.gateId ? 'AND gate_id = $4::uuid' : '';
@@ -239,7 +246,7 @@ export async function logOverview(userId: string, raw: unknown) {
  * hourly totals; the latency percentiles need the entries themselves, read over the window only.
  */
 export async function logSeries(userId: string, raw: unknown) {
-  const w = parseWindow(raw);
+  const w = parseWindow(seriesQuerySchema, raw);
   const bucket = w.bucket ?? (w.until.getTime() - w.since.getTime() > 3 * DAY_MS ? 'day' : 'hour');
   const params: unknown[] = [userId, w.since.toISOString(), w.until.toISOString(), bucket];
   if (w.gateId) params.push(w.gateId);
