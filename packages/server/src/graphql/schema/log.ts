@@ -138,6 +138,16 @@ builder.queryFields((t) => ({
     },
     resolve: (_root, args, ctx) =>
       userInput(async () => {
+        // Newest first, forward only: `last`/`before` would otherwise be ignored without a word.
+        const backward = (['last', 'before'] as const).filter((arg) => args[arg] != null);
+        if (backward.length > 0) {
+          throw new ValidationError(
+            backward.map((arg) => ({
+              path: arg,
+              message: 'paging backwards is not supported; use first and after',
+            })),
+          );
+        }
         const page = await listLogs(requireActor(ctx).user.id, {
           ...(args.first != null && { limit: args.first }),
           ...(args.after && { cursor: args.after }),
