@@ -1,0 +1,64 @@
+/** How the log pages write numbers, money and time. */
+
+const usdCents = new Intl.NumberFormat('en-US', {
+  style: 'currency',
+  currency: 'USD',
+  minimumFractionDigits: 2,
+  maximumFractionDigits: 4,
+});
+const usdFraction = new Intl.NumberFormat('en-US', {
+  style: 'currency',
+  currency: 'USD',
+  maximumSignificantDigits: 3,
+});
+const usdLarge = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' });
+const integer = new Intl.NumberFormat('en-US');
+
+/**
+ * A single request costs a fraction of a cent: below a cent its first three significant digits
+ * show ($0.0000045), cents get up to four decimals, large sums the usual two.
+ */
+export function formatUsd(amount: number): string {
+  const size = Math.abs(amount);
+  if (size === 0) return usdCents.format(0);
+  if (size < 0.01) return usdFraction.format(amount);
+  return size >= 100 ? usdLarge.format(amount) : usdCents.format(amount);
+}
+
+export function formatCount(value: number): string {
+  return integer.format(value);
+}
+
+export function formatMs(ms: number): string {
+  return ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${integer.format(ms)} ms`;
+}
+
+const timeFormat = new Intl.DateTimeFormat('en-US', {
+  month: 'short',
+  day: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+  hour12: false,
+});
+
+/** Local time, to the second: "Nov 21, 20:14:38". */
+export function formatTime(iso: string): string {
+  return timeFormat.format(new Date(iso));
+}
+
+const dateTimeFormat = new Intl.DateTimeFormat('en-US', {
+  year: 'numeric',
+  month: 'short',
+  day: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+  hour12: false,
+  timeZoneName: 'short',
+});
+
+/** Local time with the year and zone: "Nov 21, 2026, 20:14:38 UTC". */
+export function formatDateTime(iso: string): string {
+  return dateTimeFormat.format(new Date(iso));
+}

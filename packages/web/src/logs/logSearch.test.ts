@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import {
+  LOG_PAGE_SIZE,
+  logsSearch,
+  logsVariables,
+  nextPage,
+  pageNumber,
+  parseLogsSearch,
+  previousPage,
+  withEntry,
+  withFilters,
+} from './logSearch.ts';
+
+const gateId = '0b6f3c1e-8a0d-4a8e-9a61-2f1d3c4b5a69';
+const entry = '5e2d7f0a-1b3c-4d5e-8f90-a1b2c3d4e5f6';
+
+describe('the logs page address', () => {
+  it('reads filters, page and open entry, and writes them back the same', () => {
+    const search = `?gateId=${gateId}&status=failed&range=24h&after=c2&back=c1&entry=${entry}`;
+    const state = parseLogsSearch(search);
+    expect(state).toEqual({
+      filters: { gateId, status: 'failed', range: '24h' },
+      after: 'c2',
+      back: ['c1'],
+      entry,
+    });
+    expect(logsSearch(state)).toBe(search);
+  });
+
+  it('is empty for the unfiltered first page', () => {
+    expect(parseLogsSearch('')).toEqual({ filters: {}, back: [] });
+    expect(logsSearch({ filters: {}, back: [] })).toBe('');
+  });
+
+  it('drops what a hand-edited link got wrong instead of sending it to the server', () => {
+    const state = parseLogsSearch(
+      '?gateId=not-a-uuid&status=maybe&range=1y&since=yesterday&after=a%20b&entry=42',
+    );
+    expect(state).toEqual({ filters: {}, back: [] });
+  });
+
+  it('keeps a custom window as ISO instants, and drops an end before its start', () => {
+    expect(parseLogsSearch('?since=2026-11-20T10:00:00Z&until=2026-11-21T10:00:00.000Z').filters).toEqual({
+      since: '2026-11-20T10:00:00.000Z',
+      until: '2026-11-21T10:00:00.000Z',
+    });
+    expect(parseLogsSearch('?since=2026-11-21T10:00:00Z&until=2026-11-20T10:00:00Z').filters).toEqual({
+      since: '2026-11-21T10:00:00.000Z',
+    });
+  });
+
+  it('prefers a preset window over since and until', () => {
+    const state = parseLogsSearch('?range=7d&since=2026-11-20T10:00:00Z');
+    expect(state.filters).toEqual({ range: '7d' });
+  });
+
+  it('ignores a cursor stack without a current cursor', () => {
+    expect(parseLogsSearch('?back=c1,c2')).toEqual({ filters: {}, back: [] });
+  });
+});
+
+describe('paging with a cursor stack', () => {
+  const first = parseLogsSearch('?status=success');
+
+  it('goes forward by pushing the current cursor, and back by popping it', () => {
+    const second = nextPage(first, 'c1');
+    expect(logsSearch(second)).toBe('?status=success&after=c1');
+    const third = nextPage(second, 'c2');
+    expect(logsSearch(third)).toBe('?status=success&after=c2&back=c1');
+    const fourth = nextPage(third, 'c3');
+    expect(fourth.back).toEqual(['c1', 'c2']);
+    expect(pageNumber(fourth)).toBe(4);
+
+    expect(previousPage(fourth)).toEqual(third);
+    expect(previousPage(third)).toEqual(second);
+    expect(previousPage(second)).toEqual(first);
+    expect(pageNumber(first)).toBe(1);
+  });
+
+  it('keeps the open entry while paging', () => {
+    const open = withEntry(first, entry);
+    expect(nextPage(open, 'c1').entry).toBe(entry);
+    expect(withEntry(open, undefined)).toEqual(first);
+  });
+
+  it('starts again at the first page when the filters change, with the entry still open', () => {
+    const deep = withEntry(nextPage(nextPage(first, 'c1'), 'c2'), entry);
+    expect(withFilters(deep, { status: 'failed' })).toEqual({
+      filters: { status: 'failed' },
+      back: [],
+      entry,
+    });
+  });
+});
+
+describe('the logs query variables', () => {
+  const now = Date.parse('2026-11-21T12:00:00.000Z');
+
+  it('turns a preset into a window ending now', () => {
+    expect(logsVariables(parseLogsSearch(`?range=1h&gateId=${gateId}&after=c1`), now)).toEqual({
+      first: LOG_PAGE_SIZE,
+      after: 'c1',
+      gateId,
+      status: null,
+      since: '2026-11-21T11:00:00.000Z',
+      until: null,
+    });
+  });
+
+  it('passes a custom window as it is', () => {
+    const state = parseLogsSearch('?status=failed&since=2026-11-01T00:00:00Z&until=2026-11-02T00:00:00Z');
+    expect(logsVariables(state, now)).toMatchObject({
+      status: 'failed',
+      since: '2026-11-01T00:00:00.000Z',
+      until: '2026-11-02T00:00:00.000Z',
+    });
+  });
+});
