@@ -1,6 +1,7 @@
 import { Link, Redirect, Route, Switch } from 'wouter';
 import { CreateGatePage } from './gates/CreateGatePage.tsx';
 import { GatesPage } from './gates/GatesPage.tsx';
+import { LogEntryRedirect, LogsPage } from './logs/LogsPage.tsx';
 import { AppShell } from './session/AppShell.tsx';
 import { SignInPage } from './session/SignInPage.tsx';
 import { SignUpPage } from './session/SignUpPage.tsx';
@@ -18,6 +19,8 @@ export function App() {
             </Route>
             <Route path="/gates" component={GatesPage} />
             <Route path="/gates/new" component={CreateGatePage} />
+            <Route path="/logs" component={LogsPage} />
+            <Route path="/logs/:id" component={LogEntryRedirect} />
             <Route component={NotFoundPage} />
           </Switch>
         </AppShell>

@@ -52,6 +52,7 @@ export function AppShell({ children }: { children: ReactNode }) {
         </Link>
         <nav className="nav">
           <NavLink href="/gates">Gates</NavLink>
+          <NavLink href="/logs">Logs</NavLink>
         </nav>
         <div className="account">
           <span className="muted">{data.me.email}</span>

@@ -1,0 +1,53 @@
+import { useEffect } from 'react';
+import { useQuery } from 'urql';
+import { graphql } from '../graphql.ts';
+import { ErrorBanner, Loading } from '../ui/status.tsx';
+import { LogEntryFragment, LogEntryView } from './LogEntryView.tsx';
+
+const LogEntryQuery = graphql(
+  `
+  query LogEntry($id: ID!) {
+    log(id: $id) {
+      id
+      ...LogEntryDetail
+    }
+  }
+`,
+  [LogEntryFragment],
+);
+
+/** The entry the address names, in a panel beside the table; Escape or × closes it. */
+export function LogEntryPanel({ id, onClose }: { id: string; onClose: () => void }) {
+  const [{ data, fetching, error }, refetch] = useQuery({ query: LogEntryQuery, variables: { id } });
+
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key === 'Escape') onClose();
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [onClose]);
+
+  const entry = data?.log;
+  return (
+    <aside className="entry-panel" aria-label="Log entry">
+      <div className="entry-panel-header">
+        <h2>Log entry</h2>
+        <button type="button" className="button subtle small" onClick={onClose} aria-label="Close the entry">
+          ×
+        </button>
+      </div>
+      {error && <ErrorBanner error={error} onRetry={() => refetch({ requestPolicy: 'network-only' })} />}
+      {fetching && !entry && <Loading what="the entry" />}
+      {data && !entry && !fetching && (
+        <div className="empty">
+          <h3>No such entry</h3>
+          <p className="muted">
+            This log entry does not exist, belongs to someone else, or is older than your plan keeps logs.
+          </p>
+        </div>
+      )}
+      {entry && <LogEntryView entry={entry} />}
+    </aside>
+  );
+}

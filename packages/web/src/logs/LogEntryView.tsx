@@ -1,0 +1,245 @@
+import { type FragmentOf, readFragment } from 'gql.tada';
+import type { ReactNode } from 'react';
+import { graphql } from '../graphql.ts';
+import { formatCount, formatDateTime, formatMs, formatUsd } from './format.ts';
+import { ImagePreview } from './ImagePreview.tsx';
+import { findImages } from './images.ts';
+import { JsonViewer } from './JsonViewer.tsx';
+import { StatusBadge } from './LogsTable.tsx';
+import { attemptsOf, toolCallsOf, toolResultsOf } from './logEntryJson.ts';
+
+export const LogEntryFragment = graphql(`
+  fragment LogEntryDetail on LogEntry {
+    id
+    gateId
+    gateName
+    endpoint
+    modelRequested
+    modelUsed
+    promptTokens
+    completionTokens
+    totalTokens
+    tokensEstimated
+    costUsd
+    latencyMs
+    success
+    statusCode
+    errorCode
+    errorMessage
+    sessionId
+    inferredAction
+    toolCalls
+    toolResults
+    ignoredOverrides
+    spendingWarning
+    stream
+    createdAt
+    attempts
+    metadata
+    providerRequest
+    providerResponse
+  }
+`);
+
+/** Everything logged about one request: what happened, each model tried, and both payloads. */
+export function LogEntryView({ entry: data }: { entry: FragmentOf<typeof LogEntryFragment> }) {
+  const entry = readFragment(LogEntryFragment, data);
+  const attempts = attemptsOf(entry.attempts);
+  const toolCalls = toolCallsOf(entry.toolCalls);
+  const toolResults = toolResultsOf(entry.toolResults);
+  const images = findImages(entry.providerResponse);
+
+  return (
+    <div className="entry">
+      <div className="entry-status">
+        <StatusBadge success={entry.success} statusCode={entry.statusCode} />
+        <time dateTime={entry.createdAt} className="muted">
+          {formatDateTime(entry.createdAt)}
+        </time>
+      </div>
+
+      {!entry.success && (
+        <div className="banner error entry-error" role="note" aria-label="Error">
+          <div>
+            <div className="strong">
+              {entry.errorCode ?? 'error'} · HTTP {entry.statusCode}
+            </div>
+            <div className="entry-error-message">{entry.errorMessage ?? 'No message was recorded.'}</div>
+          </div>
+        </div>
+      )}
+      {entry.spendingWarning && (
+        <div className="banner warning">
+          This request reached the gate’s spending limit. The gate only alerts, so it was still served.
+        </div>
+      )}
+
+      <dl className="facts">
+        <Fact term="Gate">
+          {entry.gateName ?? <span className="muted">none</span>}
+          {entry.gateId && <div className="mono muted small">{entry.gateId}</div>}
+        </Fact>
+        <Fact term="Model requested">
+          <span className="mono">{entry.modelRequested ?? '—'}</span>
+        </Fact>
+        <Fact term="Model used">
+          <span className="mono">{entry.modelUsed ?? '—'}</span>
+          {entry.modelUsed && entry.modelRequested && entry.modelUsed !== entry.modelRequested && (
+            <span className="badge info">fallback</span>
+          )}
+        </Fact>
+        <Fact term="Tokens">
+          {formatCount(entry.promptTokens)} input + {formatCount(entry.completionTokens)} output ={' '}
+          {formatCount(entry.totalTokens)}
+          {entry.tokensEstimated && (
+            <span className="badge neutral" title="The provider reported no usage; Gatehouse estimated it">
+              estimated
+            </span>
+          )}
+        </Fact>
+        <Fact term="Cost">{formatUsd(entry.costUsd)}</Fact>
+        <Fact term="Latency">{formatMs(entry.latencyMs)}</Fact>
+        <Fact term="Endpoint">
+          <span className="mono">{entry.endpoint}</span>
+          {entry.stream && <span className="badge neutral">stream</span>}
+        </Fact>
+        {entry.sessionId && (
+          <Fact term="Session">
+            <span className="mono">{entry.sessionId}</span>
+          </Fact>
+        )}
+        {entry.inferredAction && <Fact term="Inferred action">{entry.inferredAction}</Fact>}
+        {entry.ignoredOverrides.length > 0 && (
+          <Fact term="Ignored overrides">
+            <div className="tags">
+              {entry.ignoredOverrides.map((name) => (
+                <span key={name} className="tag mono">
+                  {name}
+                </span>
+              ))}
+            </div>
+            <div className="muted small">
+              The request asked for these; the gate does not allow overriding them.
+            </div>
+          </Fact>
+        )}
+      </dl>
+
+      <Section title={`Attempts (${attempts.length})`}>
+        {attempts.length === 0 ? (
+          <p className="muted">No model was called: the request stopped in the gateway.</p>
+        ) : (
+          <div className="table-wrap">
+            <table className="table compact attempts">
+              <thead>
+                <tr>
+                  <th>#</th>
+                  <th>Model</th>
+                  <th>Provider</th>
+                  <th>Status</th>
+                  <th>Error</th>
+                  <th className="numeric">Latency</th>
+                </tr>
+              </thead>
+              <tbody>
+                {attempts.map((attempt, index) => (
+                  // Attempts have no id: their order is what they are.
+                  // biome-ignore lint/suspicious/noArrayIndexKey: the position is the attempt's identity
+                  <tr key={index}>
+                    <td>{index + 1}</td>
+                    <td className="mono">{attempt.model}</td>
+                    <td>{attempt.provider}</td>
+                    <td>
+                      <span className={attempt.ok ? 'badge ok' : 'badge danger'}>
+                        {attempt.ok ? 'ok' : 'failed'}
+                        {attempt.status !== null && ` ${attempt.status}`}
+                      </span>
+                    </td>
+                    <td className="attempt-error">{attempt.error ?? <span className="muted">—</span>}</td>
+                    <td className="numeric">
+                      {attempt.latencyMs === null ? '—' : formatMs(attempt.latencyMs)}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Section>
+
+      {images.length > 0 && (
+        <Section title={images.length === 1 ? 'Image' : `Images (${images.length})`}>
+          <ImagePreview entryId={entry.id} images={images} />
+        </Section>
+      )}
+
+      {toolCalls && toolCalls.length > 0 && (
+        <Section title={`Tool calls (${toolCalls.length})`}>
+          {toolCalls.map((call, index) => (
+            <div key={call.id ?? index} className="tool-item">
+              <div>
+                <span className="strong mono">{call.name}</span>
+                {call.id && <span className="muted small mono"> {call.id}</span>}
+              </div>
+              <JsonViewer value={call.arguments} label="Arguments" />
+            </div>
+          ))}
+        </Section>
+      )}
+      {toolResults && toolResults.length > 0 && (
+        <Section title={`Tool results (${toolResults.length})`}>
+          {toolResults.map((result, index) => (
+            <div key={result.toolCallId ?? index} className="tool-item">
+              <div className="muted small">
+                Result of <span className="mono">{result.toolCallId ?? 'an unnamed call'}</span>
+              </div>
+              {typeof result.content === 'string' ? (
+                <pre className="plain-text">{result.content}</pre>
+              ) : (
+                <JsonViewer value={result.content} label="Content" />
+              )}
+            </div>
+          ))}
+        </Section>
+      )}
+
+      <Section title="Request">
+        {entry.providerRequest === null ? (
+          <p className="muted">Nothing was sent to a provider.</p>
+        ) : (
+          <JsonViewer value={entry.providerRequest} label="JSON sent to the provider" />
+        )}
+      </Section>
+      <Section title="Response">
+        {entry.providerResponse === null ? (
+          <p className="muted">No provider answer was recorded.</p>
+        ) : (
+          <JsonViewer value={entry.providerResponse} label="JSON the provider answered" />
+        )}
+      </Section>
+      {entry.metadata !== null && (
+        <Section title="Metadata">
+          <JsonViewer value={entry.metadata} label="Metadata sent with the request" />
+        </Section>
+      )}
+    </div>
+  );
+}
+
+function Fact({ term, children }: { term: string; children: ReactNode }) {
+  return (
+    <div className="fact">
+      <dt>{term}</dt>
+      <dd>{children}</dd>
+    </div>
+  );
+}
+
+function Section({ title, children }: { title: string; children: ReactNode }) {
+  return (
+    <section className="entry-section" aria-label={title}>
+      <h3>{title}</h3>
+      {children}
+    </section>
+  );
+}

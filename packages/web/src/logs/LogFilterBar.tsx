@@ -1,0 +1,138 @@
+import { hasFilters, type LogFilters, STATUSES, TIME_PRESETS, type TimePreset } from './logSearch.ts';
+
+const PRESET_LABELS: Record<TimePreset, string> = {
+  '1h': 'Last hour',
+  '24h': 'Last 24 hours',
+  '7d': 'Last 7 days',
+  '30d': 'Last 30 days',
+};
+
+const STATUS_LABELS = { success: 'Success', failed: 'Failed' } as const;
+
+type TimeChoice = 'all' | TimePreset | 'custom';
+
+/** "2026-11-21T14:05" in local time, what a datetime-local input shows. */
+export function toLocalInput(iso: string | undefined): string {
+  if (!iso) return '';
+  const date = new Date(iso);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
+}
+
+function fromLocalInput(value: string): string | undefined {
+  if (!value) return undefined;
+  const time = new Date(value).getTime();
+  return Number.isNaN(time) ? undefined : new Date(time).toISOString();
+}
+
+/** Gate, status and time window; every change is a new address (see logSearch.ts). */
+export function LogFilterBar({
+  filters,
+  gates,
+  onChange,
+}: {
+  filters: LogFilters;
+  gates: readonly { id: string; name: string }[];
+  onChange: (filters: LogFilters) => void;
+}) {
+  const time: TimeChoice = filters.range ?? (filters.since || filters.until ? 'custom' : 'all');
+  const { range: _range, since: _since, until: _until, ...rest } = filters;
+  const unknownGate = filters.gateId && !gates.some((gate) => gate.id === filters.gateId);
+
+  const onTime = (choice: TimeChoice) => {
+    if (choice === 'all') onChange(rest);
+    else if (choice === 'custom') {
+      // Start from the last 24 hours; the inputs appear to narrow it.
+      onChange({ ...rest, since: new Date(Date.now() - 86_400_000).toISOString() });
+    } else onChange({ ...rest, range: choice });
+  };
+  const onCustom = (bound: 'since' | 'until', value: string) => {
+    const { [bound]: _old, ...others } = filters;
+    const iso = fromLocalInput(value);
+    onChange(iso ? { ...others, [bound]: iso } : others);
+  };
+
+  return (
+    <form className="filters" aria-label="Filter the log" onSubmit={(event) => event.preventDefault()}>
+      <div className="field">
+        <label htmlFor="filter-gate">Gate</label>
+        <select
+          id="filter-gate"
+          value={filters.gateId ?? ''}
+          onChange={(event) => {
+            const { gateId: _gate, ...others } = filters;
+            onChange(event.target.value ? { ...others, gateId: event.target.value } : others);
+          }}
+        >
+          <option value="">All gates</option>
+          {gates.map((gate) => (
+            <option key={gate.id} value={gate.id}>
+              {gate.name}
+            </option>
+          ))}
+          {unknownGate && (
+            <option value={filters.gateId}>Deleted gate ({filters.gateId?.slice(0, 8)}…)</option>
+          )}
+        </select>
+      </div>
+      <div className="field">
+        <label htmlFor="filter-status">Status</label>
+        <select
+          id="filter-status"
+          value={filters.status ?? ''}
+          onChange={(event) => {
+            const { status: _status, ...others } = filters;
+            const status = STATUSES.find((s) => s === event.target.value);
+            onChange(status ? { ...others, status } : others);
+          }}
+        >
+          <option value="">All statuses</option>
+          {STATUSES.map((status) => (
+            <option key={status} value={status}>
+              {STATUS_LABELS[status]}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div className="field">
+        <label htmlFor="filter-time">Time</label>
+        <select id="filter-time" value={time} onChange={(event) => onTime(event.target.value as TimeChoice)}>
+          <option value="all">All time</option>
+          {TIME_PRESETS.map((preset) => (
+            <option key={preset} value={preset}>
+              {PRESET_LABELS[preset]}
+            </option>
+          ))}
+          <option value="custom">Custom…</option>
+        </select>
+      </div>
+      {time === 'custom' && (
+        <>
+          <div className="field">
+            <label htmlFor="filter-since">From</label>
+            <input
+              id="filter-since"
+              type="datetime-local"
+              value={toLocalInput(filters.since)}
+              onChange={(event) => onCustom('since', event.target.value)}
+            />
+          </div>
+          <div className="field">
+            <label htmlFor="filter-until">To</label>
+            <input
+              id="filter-until"
+              type="datetime-local"
+              value={toLocalInput(filters.until)}
+              onChange={(event) => onCustom('until', event.target.value)}
+            />
+          </div>
+        </>
+      )}
+      {hasFilters(filters) && (
+        <button type="button" className="button subtle clear-filters" onClick={() => onChange({})}>
+          Clear filters
+        </button>
+      )}
+    </form>
+  );
+}

@@ -1,0 +1,167 @@
+import { useCallback, useMemo, useState } from 'react';
+import { useQuery } from 'urql';
+import { Link, Redirect, useLocation, useSearch } from 'wouter';
+import { graphql } from '../graphql.ts';
+import { ErrorBanner, Loading } from '../ui/status.tsx';
+import { LogEntryPanel } from './LogEntryPanel.tsx';
+import { LogFilterBar } from './LogFilterBar.tsx';
+import { LogRowFragment, LogsTable } from './LogsTable.tsx';
+import {
+  hasFilters,
+  type LogFilters,
+  type LogsState,
+  logsSearch,
+  logsVariables,
+  nextPage,
+  pageNumber,
+  parseLogsSearch,
+  previousPage,
+  withEntry,
+  withFilters,
+} from './logSearch.ts';
+
+const LogsQuery = graphql(
+  `
+  query Logs($first: Int, $after: String, $gateId: ID, $status: String, $since: DateTime, $until: DateTime) {
+    logs(first: $first, after: $after, gateId: $gateId, status: $status, since: $since, until: $until) {
+      edges {
+        node {
+          id
+          ...LogRow
+        }
+      }
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
+    }
+  }
+`,
+  [LogRowFragment],
+);
+
+const LogGatesQuery = graphql(`
+  query LogGates {
+    gates(first: 100) {
+      edges {
+        node {
+          id
+          name
+        }
+      }
+    }
+  }
+`);
+
+/** Every request, newest first: filters, pages and the open entry all live in the address. */
+export function LogsPage() {
+  const search = useSearch();
+  const [, navigate] = useLocation();
+  const state = useMemo(() => parseLogsSearch(search), [search]);
+  // A preset window ends "now": now is when the address last changed, or when asked to refresh.
+  // Opening an entry changes the address but not the list, so "now" follows the list's part only.
+  const [refreshed, setRefreshed] = useState(0);
+  const listSearch = logsSearch(withEntry(state, undefined));
+  // biome-ignore lint/correctness/useExhaustiveDependencies: both are there to move "now"
+  const now = useMemo(() => Date.now(), [listSearch, refreshed]);
+  const variables = useMemo(() => logsVariables(parseLogsSearch(listSearch), now), [listSearch, now]);
+  // An empty page names no LogEntry type; this says what it lists, so a refresh can reach it.
+  const context = useMemo(() => ({ additionalTypenames: ['LogEntry'] }), []);
+  const [{ data, fetching, error }, refetch] = useQuery({ query: LogsQuery, variables, context });
+  const [gatesResult] = useQuery({ query: LogGatesQuery });
+
+  const go = useCallback((next: LogsState) => navigate(`/logs${logsSearch(next)}`), [navigate]);
+  const onFilters = (filters: LogFilters) => go(withFilters(state, filters));
+  const closeEntry = useCallback(() => go(withEntry(state, undefined)), [go, state]);
+  const refresh = () => {
+    setRefreshed((n) => n + 1);
+    refetch({ requestPolicy: 'network-only' });
+  };
+
+  const connection = data?.logs;
+  const gates = gatesResult.data?.gates.edges.map(({ node }) => node) ?? [];
+  const page = pageNumber(state);
+  const entryHref = (id: string) => `/logs${logsSearch(withEntry(state, id))}`;
+
+  return (
+    <div className={state.entry ? 'logs-layout with-entry' : 'logs-layout'}>
+      <section className="page logs-page">
+        <div className="page-header">
+          <div>
+            <h1>Logs</h1>
+            <p className="muted">Every request through your gates, newest first.</p>
+          </div>
+          <button type="button" className="button" onClick={refresh} disabled={fetching}>
+            Refresh
+          </button>
+        </div>
+
+        <LogFilterBar filters={state.filters} gates={gates} onChange={onFilters} />
+
+        {error && <ErrorBanner error={error} onRetry={refresh} />}
+        {!connection && fetching && <Loading what="the log" />}
+        {connection && connection.edges.length === 0 && page === 1 && (
+          <div className="empty">
+            {hasFilters(state.filters) ? (
+              <>
+                <h2>No requests match these filters</h2>
+                <button type="button" className="button" onClick={() => onFilters({})}>
+                  Clear filters
+                </button>
+              </>
+            ) : (
+              <>
+                <h2>No requests yet</h2>
+                <p className="muted">
+                  Requests appear here as soon as an application calls a gate.{' '}
+                  <Link href="/">The overview</Link> shows how to send one.
+                </p>
+              </>
+            )}
+          </div>
+        )}
+        {connection && (connection.edges.length > 0 || page > 1) && (
+          <>
+            <LogsTable
+              entries={connection.edges.map(({ node }) => node)}
+              entryHref={entryHref}
+              selectedId={state.entry}
+              caption="Log entries"
+            />
+            <nav className="pager" aria-label="Pages of the log">
+              <button
+                type="button"
+                className="button"
+                disabled={page === 1}
+                onClick={() => go(previousPage(state))}
+              >
+                ← Previous
+              </button>
+              <span className="muted small">
+                Page {page}
+                {connection.edges.length === 0 && ' · nothing here'}
+              </span>
+              <button
+                type="button"
+                className="button"
+                disabled={!connection.pageInfo.hasNextPage || !connection.pageInfo.endCursor}
+                onClick={() =>
+                  connection.pageInfo.endCursor && go(nextPage(state, connection.pageInfo.endCursor))
+                }
+              >
+                Next →
+              </button>
+            </nav>
+          </>
+        )}
+      </section>
+      {/* Keyed by the entry, so another entry opens at its top. */}
+      {state.entry && <LogEntryPanel key={state.entry} id={state.entry} onClose={closeEntry} />}
+    </div>
+  );
+}
+
+/** `/logs/<id>`: the same entry, opened over the unfiltered log. */
+export function LogEntryRedirect({ params }: { params: { id: string } }) {
+  return <Redirect to={`/logs${logsSearch(withEntry({ filters: {}, back: [] }, params.id))}`} replace />;
+}
