@@ -158,6 +158,9 @@ describe('the dashboard, first run', () => {
 
     await page.getByLabel('Password').fill(password);
     await page.getByRole('button', { name: 'Sign in' }).click();
+    // Signing in lands on the overview; the gates are one click away.
+    await page.waitForURL((url) => url.pathname === '/');
+    await page.getByRole('link', { name: 'Gates', exact: true }).click();
     await page.waitForURL('**/gates');
     await page.getByRole('row').filter({ hasText: 'Support bot' }).waitFor();
     await page.screenshot({ path: path.join(artifacts, 'gates-list.png'), fullPage: true });

@@ -1,7 +1,8 @@
-import { Link, Redirect, Route, Switch } from 'wouter';
+import { Link, Route, Switch } from 'wouter';
 import { CreateGatePage } from './gates/CreateGatePage.tsx';
 import { GatesPage } from './gates/GatesPage.tsx';
 import { LogEntryRedirect, LogsPage } from './logs/LogsPage.tsx';
+import { OverviewPage } from './overview/OverviewPage.tsx';
 import { AppShell } from './session/AppShell.tsx';
 import { SignInPage } from './session/SignInPage.tsx';
 import { SignUpPage } from './session/SignUpPage.tsx';
@@ -14,9 +15,7 @@ export function App() {
       <Route>
         <AppShell>
           <Switch>
-            <Route path="/">
-              <Redirect to="/gates" replace />
-            </Route>
+            <Route path="/" component={OverviewPage} />
             <Route path="/gates" component={GatesPage} />
             <Route path="/gates/new" component={CreateGatePage} />
             <Route path="/logs" component={LogsPage} />

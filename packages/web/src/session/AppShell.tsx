@@ -47,10 +47,11 @@ export function AppShell({ children }: { children: ReactNode }) {
   return (
     <div className="shell">
       <header className="topbar">
-        <Link href="/gates" className="brand">
+        <Link href="/" className="brand">
           Gatehouse
         </Link>
         <nav className="nav">
+          <NavLink href="/">Overview</NavLink>
           <NavLink href="/gates">Gates</NavLink>
           <NavLink href="/logs">Logs</NavLink>
         </nav>
@@ -72,7 +73,8 @@ export function AppShell({ children }: { children: ReactNode }) {
 }
 
 function NavLink({ href, children }: { href: string; children: ReactNode }) {
-  const [active] = useRoute(`${href}/*?`);
+  // "/" is the overview alone, not every page under it.
+  const [active] = useRoute(href === '/' ? '/' : `${href}/*?`);
   return (
     <Link href={href} className={active ? 'nav-link active' : 'nav-link'}>
       {children}

@@ -49,7 +49,7 @@ export function SignInPage() {
   const [, navigate] = useLocation();
 
   if (fetching && !data) return <Loading what="Gatehouse" />;
-  if (data?.me) return <Redirect to="/gates" replace />;
+  if (data?.me) return <Redirect to="/" replace />;
 
   const onSubmit = async (input: Credentials) => {
     const result = await signIn({ input });
@@ -60,7 +60,7 @@ export function SignInPage() {
     }
     switch (outcome.__typename) {
       case 'MutationSignInSuccess':
-        navigate('/gates', { replace: true });
+        navigate('/', { replace: true });
         startOver();
         return;
       case 'ValidationError':

@@ -1,0 +1,129 @@
+import type { ReactElement } from 'react';
+import {
+  Bar,
+  BarChart,
+  CartesianGrid,
+  Legend,
+  Line,
+  LineChart,
+  ResponsiveContainer,
+  Tooltip,
+  XAxis,
+  YAxis,
+} from 'recharts';
+import { formatCount, formatMs, formatUsd } from '../logs/format.ts';
+import { type Bucket, bucketLabel, type ChartPoint } from './overviewWindow.ts';
+
+const COLORS = {
+  success: '#2f5bd3',
+  error: '#b42318',
+  cost: '#18794e',
+  p50: '#2f5bd3',
+  p95: '#d97706',
+  grid: '#dfe3e8',
+  axis: '#5d6878',
+};
+
+const HEIGHT = 220;
+
+/** Requests and errors, cost, and p50/p95 latency, one chart each, over the same buckets. */
+export function OverviewCharts({ points, bucket }: { points: ChartPoint[]; bucket: Bucket }) {
+  const xAxis = (
+    <XAxis
+      dataKey="time"
+      tickFormatter={(time: number) => bucketLabel(time, bucket)}
+      stroke={COLORS.axis}
+      fontSize={12}
+      minTickGap={24}
+    />
+  );
+  const grid = <CartesianGrid stroke={COLORS.grid} strokeDasharray="3 3" vertical={false} />;
+  const label = (time: unknown) => bucketLabel(Number(time), bucket);
+  const anyLatency = points.some((point) => point.p50LatencyMs !== null);
+
+  return (
+    <div className="charts">
+      <Chart title="Requests" wide>
+        <BarChart data={points} margin={{ top: 8, right: 8, bottom: 0, left: 0 }}>
+          {grid}
+          {xAxis}
+          <YAxis allowDecimals={false} stroke={COLORS.axis} fontSize={12} width={40} />
+          <Tooltip labelFormatter={label} formatter={(value) => formatCount(Number(value))} />
+          <Legend itemSorter={null} />
+          <Bar dataKey="successes" name="Succeeded" stackId="requests" fill={COLORS.success} />
+          <Bar dataKey="errors" name="Failed" stackId="requests" fill={COLORS.error} />
+        </BarChart>
+      </Chart>
+      <Chart title="Cost (USD)">
+        <BarChart data={points} margin={{ top: 8, right: 8, bottom: 0, left: 0 }}>
+          {grid}
+          {xAxis}
+          <YAxis
+            stroke={COLORS.axis}
+            fontSize={12}
+            width={84}
+            tickFormatter={(value: number) => formatUsd(value)}
+          />
+          <Tooltip labelFormatter={label} formatter={(value) => formatUsd(Number(value))} />
+          <Bar dataKey="costUsd" name="Cost" fill={COLORS.cost} />
+        </BarChart>
+      </Chart>
+      <Chart title="Latency" empty={anyLatency ? undefined : 'No latency to show in this window.'}>
+        <LineChart data={points} margin={{ top: 8, right: 8, bottom: 0, left: 0 }}>
+          {grid}
+          {xAxis}
+          <YAxis
+            stroke={COLORS.axis}
+            fontSize={12}
+            width={56}
+            tickFormatter={(value: number) => formatMs(value)}
+          />
+          <Tooltip labelFormatter={label} formatter={(value) => formatMs(Number(value))} />
+          <Legend itemSorter={null} />
+          <Line
+            type="monotone"
+            dataKey="p50LatencyMs"
+            name="p50"
+            stroke={COLORS.p50}
+            strokeWidth={2}
+            dot={points.length < 40}
+          />
+          <Line
+            type="monotone"
+            dataKey="p95LatencyMs"
+            name="p95"
+            stroke={COLORS.p95}
+            strokeWidth={2}
+            dot={points.length < 40}
+          />
+        </LineChart>
+      </Chart>
+    </div>
+  );
+}
+
+function Chart({
+  title,
+  wide = false,
+  empty,
+  children,
+}: {
+  title: string;
+  wide?: boolean;
+  /** Shown instead of the chart when there is nothing to draw. */
+  empty?: string | undefined;
+  children: ReactElement;
+}) {
+  return (
+    <figure className={wide ? 'chart wide' : 'chart'} aria-label={title}>
+      <figcaption>{title}</figcaption>
+      {empty ? (
+        <p className="muted chart-empty">{empty}</p>
+      ) : (
+        <ResponsiveContainer width="100%" height={HEIGHT}>
+          {children}
+        </ResponsiveContainer>
+      )}
+    </figure>
+  );
+}
