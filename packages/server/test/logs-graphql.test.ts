@@ -198,7 +198,8 @@ describe('log', () => {
     await app.runtime.logs.drain();
     const res = await graphql<{ log: Record<string, unknown> }>(app, user, LOG, { id: answer.id });
     expect(res.errors).toBeUndefined();
-    expect(res.data?.log).toMatchObject({
+    const log = res.data?.log ?? {};
+    expect(log).toMatchObject({
       id: answer.id,
       success: true,
       modelUsed: 'mock/fast',
@@ -218,9 +219,9 @@ describe('log', () => {
     expect(listed.errors).toBeUndefined();
     expect(listed.data?.logs.edges[0]?.node).toEqual({
       id: answer.id,
-      attempts: (res.data?.log as { attempts: unknown }).attempts,
+      attempts: log.attempts,
       metadata: { k: 'v' },
-      providerResponse: (res.data?.log as { providerResponse: unknown }).providerResponse,
+      providerResponse: log.providerResponse,
     });
   });
 
