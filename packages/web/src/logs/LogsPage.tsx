@@ -127,6 +127,7 @@ export function LogsPage() {
               entryHref={entryHref}
               selectedId={state.entry}
               caption="Log entries"
+              busy={fetching}
             />
             <nav className="pager" aria-label="Pages of the log">
               <button

@@ -33,16 +33,19 @@ export function LogsTable({
   entryHref,
   selectedId,
   caption,
+  busy = false,
 }: {
   entries: readonly LogRowData[];
   entryHref: (id: string) => string;
   selectedId?: string | undefined;
   caption: string;
+  /** The rows are the last answer while a new one loads: dimmed, and said so. */
+  busy?: boolean;
 }) {
   const [, navigate] = useLocation();
   return (
     <div className="table-wrap">
-      <table className="table logs-table">
+      <table className="table logs-table" aria-busy={busy}>
         <caption className="visually-hidden">{caption}</caption>
         <thead>
           <tr>

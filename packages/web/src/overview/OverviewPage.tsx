@@ -166,6 +166,7 @@ export function OverviewPage() {
               entries={overview.recentRequests}
               entryHref={(id) => `/logs?entry=${id}`}
               caption="Recent requests"
+              busy={fetching}
             />
           ) : (
             <p className="muted">None in this window.</p>
