@@ -22,8 +22,9 @@ describe('the request log in the dashboard', () => {
   let failed: LoggedEntry;
   let fellBack: LoggedEntry;
 
-  const screenshot = (name: string) =>
-    page.screenshot({ path: path.join(artifacts, `${name}.png`), fullPage: true });
+  // The entry panel is fixed to the window: with it open, the window is what a person sees.
+  const screenshot = async (name: string) =>
+    page.screenshot({ path: path.join(artifacts, `${name}.png`), fullPage: (await panel().count()) === 0 });
   const rowOf = (id: string) => page.locator(`table.logs-table tbody tr[data-entry-id="${id}"]`);
   const panel = () => page.getByRole('complementary', { name: 'Log entry' });
   const search = () => new URL(page.url()).searchParams;
@@ -251,6 +252,48 @@ describe('the request log in the dashboard', () => {
     await page.waitForURL((url) => !url.searchParams.has('entry'));
     expect(await panel().count()).toBe(0);
     await screenshot('logs-closed-entry');
+  });
+
+  it('shows the tool call a model made, the tool result sent back, and an override the gate ignored', async () => {
+    const weather = {
+      type: 'function',
+      function: {
+        name: 'get_weather',
+        parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+      },
+    };
+    const ask = { role: 'user', content: 'Weather in Oslo? [mock:tool=get_weather]' };
+    const first = await api.chat(gates.support, { messages: [ask], tools: [weather], temperature: 0.3 });
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    const calls = first.body.toolCalls as { id: string; function: { name: string; arguments: string } }[];
+    expect(calls[0]?.function.name).toBe('get_weather');
+    const second = await api.chat(gates.support, {
+      messages: [
+        ask,
+        { role: 'assistant', content: null, tool_calls: calls },
+        { role: 'tool', tool_call_id: calls[0]?.id, content: '{"temperature":21}' },
+      ],
+      tools: [weather],
+    });
+    expect(second.status, JSON.stringify(second.body)).toBe(200);
+    const [answered, called] = await api.logsWhenWritten(57);
+
+    await page.goto(`${server.url}/logs?entry=${called?.id}`);
+    const callSection = panel().getByRole('region', { name: 'Tool calls (1)' });
+    await callSection.waitFor();
+    expect(await callSection.textContent()).toContain('get_weather');
+    expect(await callSection.locator('.json-tree').textContent()).toContain(
+      JSON.parse(calls[0]?.function.arguments ?? '{}').city,
+    );
+    const ignored = await panel().locator('.fact').filter({ hasText: 'Ignored overrides' }).textContent();
+    expect(ignored).toContain('temperature');
+    await screenshot('logs-tool-call');
+
+    await rowOf(answered?.id ?? '').click();
+    const resultSection = panel().getByRole('region', { name: 'Tool results (1)' });
+    await resultSection.waitFor();
+    expect(await resultSection.textContent()).toContain(calls[0]?.id);
+    expect(await resultSection.locator('.json-tree').textContent()).toContain('"temperature": 21');
   });
 });
 

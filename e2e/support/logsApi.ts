@@ -42,9 +42,10 @@ export function gatewayClient(baseUrl: string, apiKey: string) {
       return body.id as string;
     },
 
-    /** POST /v3/chat with one user message. */
-    chat(gateId: string, content: string) {
-      return call('POST', '/v3/chat', { gateId, data: { messages: [{ role: 'user', content }] } });
+    /** POST /v3/chat with one user message, or with the `data` given. */
+    chat(gateId: string, content: string | Record<string, unknown>) {
+      const data = typeof content === 'string' ? { messages: [{ role: 'user', content }] } : content;
+      return call('POST', '/v3/chat', { gateId, data });
     },
 
     /** The newest entries, once at least `count` are written (the log writer batches them). */
