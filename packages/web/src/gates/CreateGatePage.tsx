@@ -1,22 +1,12 @@
 import type { GateCreate } from '@gatehouse/server/rules/gate';
-import { useEffect } from 'react';
-import { useForm, useWatch } from 'react-hook-form';
-import { useMutation, useQuery } from 'urql';
+import { useForm } from 'react-hook-form';
+import { useMutation } from 'urql';
 import { Link, useLocation } from 'wouter';
 import { graphql } from '../graphql.ts';
 import { GateForm } from './GateForm.tsx';
-import { emptyGateForm, fieldOfIssue, type GateFormValues, gateFormResolver } from './gateForm.ts';
-
-const ModelsForTaskQuery = graphql(`
-  query ModelsForTask($taskType: String!) {
-    models(taskType: $taskType) {
-      id
-      name
-      provider
-      deprecated
-    }
-  }
-`);
+import { emptyGateForm, type GateFormValues, gateFormResolver } from './gateForm.ts';
+import { showServerIssues } from './serverIssues.ts';
+import { useTaskModels } from './useTaskModels.ts';
 
 const CreateGateMutation = graphql(`
   mutation CreateGate($input: GateInput!) {
@@ -50,21 +40,9 @@ export function CreateGatePage() {
     defaultValues: emptyGateForm,
     resolver: gateFormResolver,
   });
-  const taskType = useWatch({ control: form.control, name: 'taskType' });
-  const [models] = useQuery({ query: ModelsForTaskQuery, variables: { taskType } });
+  const { models, modelsState } = useTaskModels(form);
   const [, createGate] = useMutation(CreateGateMutation);
   const [, navigate] = useLocation();
-
-  // A model of another task type can never be saved: drop it when the task type changes.
-  const offered = models.fetching ? undefined : models.data?.models;
-  useEffect(() => {
-    if (!offered) return;
-    const ids = new Set(offered.map((model) => model.id));
-    const { model, fallbackModels } = form.getValues();
-    if (model !== '' && !ids.has(model)) form.setValue('model', '');
-    const kept = fallbackModels.filter((row) => ids.has(row.model));
-    if (kept.length !== fallbackModels.length) form.setValue('fallbackModels', kept);
-  }, [offered, form]);
 
   const onSubmit = async (input: GateCreate) => {
     const result = await createGate({ input });
@@ -79,26 +57,14 @@ export function CreateGatePage() {
       case 'MutationCreateGateSuccess':
         navigate('/gates');
         return;
-      case 'ValidationError': {
-        const elsewhere: string[] = [];
-        outcome.issues.forEach((issue, i) => {
-          const target = fieldOfIssue(issue);
-          if (target)
-            form.setError(
-              target.field,
-              { type: 'server', message: target.message },
-              { shouldFocus: i === 0 },
-            );
-          else elsewhere.push(issue.path ? `${issue.path}: ${issue.message}` : issue.message);
-        });
-        if (elsewhere.length > 0) form.setError('root.server', { message: elsewhere.join('; ') });
-        return;
-      }
+      case 'ValidationError':
       case 'ConflictError': {
-        const target = outcome.field ? fieldOfIssue({ path: outcome.field, message: outcome.message }) : null;
-        if (target)
-          form.setError(target.field, { type: 'server', message: target.message }, { shouldFocus: true });
-        else form.setError('root.server', { message: outcome.message });
+        const issues =
+          outcome.__typename === 'ValidationError'
+            ? outcome.issues
+            : [{ path: outcome.field ?? '', message: outcome.message }];
+        const first = showServerIssues(form, issues);
+        if (first) form.setFocus(first);
         return;
       }
       default:
@@ -119,8 +85,8 @@ export function CreateGatePage() {
       <GateForm
         form={form}
         onSubmit={onSubmit}
-        models={models.data?.models ?? []}
-        modelsState={models.error ? 'failed' : offered ? 'ready' : 'loading'}
+        models={models}
+        modelsState={modelsState}
         submitLabel="Create gate"
         onCancel={() => navigate('/gates')}
       />

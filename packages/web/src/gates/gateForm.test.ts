@@ -62,7 +62,17 @@ describe('the create-gate form', () => {
       field: 'tags',
       message: 'Tag 2: is listed twice',
     });
-    expect(fieldOfIssue({ path: 'allowOverrides', message: 'bad' })).toBeNull();
+    expect(fieldOfIssue({ path: 'allowOverrides.model', message: 'expected boolean' })).toEqual({
+      field: 'overrideMode',
+      message: 'model: expected boolean',
+    });
+    expect(
+      fieldOfIssue({ path: 'responseFormatSchema', message: 'must not use "__proto__" as a key' }),
+    ).toEqual({
+      field: 'responseFormatSchema',
+      message: 'Must not use "__proto__" as a key',
+    });
+    expect(fieldOfIssue({ path: 'userId', message: 'is read-only and cannot be set' })).toBeNull();
     expect(fieldOfIssue({ path: '', message: 'body must be a JSON object' })).toBeNull();
   });
 });

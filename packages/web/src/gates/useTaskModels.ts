@@ -1,0 +1,48 @@
+import { useEffect, useRef } from 'react';
+import { useWatch } from 'react-hook-form';
+import { useQuery } from 'urql';
+import { graphql } from '../graphql.ts';
+import type { GateFormApi, ModelOption, ModelsState } from './GateFields.tsx';
+
+const ModelsForTaskQuery = graphql(`
+  query ModelsForTask($taskType: String!) {
+    models(taskType: $taskType) {
+      id
+      name
+      provider
+      deprecated
+    }
+  }
+`);
+
+/**
+ * The catalog's models for the form's task type. Once the user changes the task type, a model of
+ * another type can never be saved: it is dropped, and so is a subtype on a gate that is not chat.
+ * Until then the gate's own choices stay as they are, even one the catalog no longer lists.
+ */
+export function useTaskModels(form: GateFormApi): { models: ModelOption[]; modelsState: ModelsState } {
+  const taskType = useWatch({ control: form.control, name: 'taskType' });
+  const [models] = useQuery({ query: ModelsForTaskQuery, variables: { taskType } });
+  const initialTaskType = useRef(taskType);
+  const taskTypeChanged = useRef(false);
+  if (taskType !== initialTaskType.current) taskTypeChanged.current = true;
+
+  const offered = models.fetching ? undefined : models.data?.models;
+  useEffect(() => {
+    if (!taskTypeChanged.current) return;
+    if (form.getValues('taskType') !== 'chat' && form.getValues('taskSubtype') !== '') {
+      form.setValue('taskSubtype', '', { shouldDirty: true });
+    }
+    if (!offered) return;
+    const ids = new Set(offered.map((model) => model.id));
+    const { model, fallbackModels } = form.getValues();
+    if (model !== '' && !ids.has(model)) form.setValue('model', '', { shouldDirty: true });
+    const kept = fallbackModels.filter((row) => ids.has(row.model));
+    if (kept.length !== fallbackModels.length) form.setValue('fallbackModels', kept, { shouldDirty: true });
+  }, [offered, form]);
+
+  return {
+    models: offered ?? [],
+    modelsState: models.error && !offered ? 'failed' : offered ? 'ready' : 'loading',
+  };
+}
