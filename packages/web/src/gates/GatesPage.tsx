@@ -3,6 +3,7 @@ import { useQuery } from 'urql';
 import { Link, useSearch } from 'wouter';
 import { graphql, type ResultOf } from '../graphql.ts';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
+import { SpendingCell } from './SpendingNotice.tsx';
 
 const PAGE_SIZE = 25;
 
@@ -21,6 +22,8 @@ const GatesQuery = graphql(`
           spendingCurrent
           spendingLimit
           spendingLimitPeriod
+          spendingEnforcement
+          spendingPeriodStart
           tags
         }
       }
@@ -121,7 +124,9 @@ function GateTableRow({ gate }: { gate: GateRow }) {
   return (
     <tr>
       <td>
-        <div className="strong">{gate.name}</div>
+        <Link href={`/gates/${gate.id}`} className="strong">
+          {gate.name}
+        </Link>
         <div className="mono muted small" title="The gate id applications send">
           {gate.id}
         </div>
@@ -137,15 +142,7 @@ function GateTableRow({ gate }: { gate: GateRow }) {
       </td>
       <td>{gate.routingStrategy}</td>
       <td>
-        <span className={gate.spendingStatus === 'active' ? 'badge ok' : 'badge danger'}>
-          {gate.spendingStatus}
-        </span>
-        <div className="muted small">
-          {formatUsd(gate.spendingCurrent)}
-          {gate.spendingLimit === null
-            ? ' · no limit'
-            : ` of ${formatUsd(gate.spendingLimit)} ${gate.spendingLimitPeriod === 'daily' ? 'today' : 'this month'}`}
-        </div>
+        <SpendingCell gate={gate} />
       </td>
       <td>
         <div className="tags">
@@ -158,10 +155,4 @@ function GateTableRow({ gate }: { gate: GateRow }) {
       </td>
     </tr>
   );
-}
-
-const usd = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', maximumFractionDigits: 4 });
-
-function formatUsd(amount: number): string {
-  return usd.format(amount);
 }

@@ -1,0 +1,53 @@
+/** A gate's spending as the dashboard tells it: the state it is in, when it resets, money as text. */
+
+export type GateSpending = {
+  spendingLimit: number | null;
+  spendingLimitPeriod: string;
+  spendingEnforcement: string;
+  spendingCurrent: number;
+  spendingPeriodStart: string;
+  spendingStatus: string;
+};
+
+/**
+ * suspended: requests are refused (HTTP 402) until the limit is raised or lifted, or the period
+ * resets; over-alert: an alert_only gate at or past its limit, whose requests still pass.
+ */
+export type SpendingState = 'suspended' | 'over-alert' | 'within-limit' | 'no-limit';
+
+export function spendingState(gate: GateSpending): SpendingState {
+  if (gate.spendingStatus === 'suspended') return 'suspended';
+  if (gate.spendingLimit === null) return 'no-limit';
+  if (gate.spendingEnforcement === 'alert_only' && gate.spendingCurrent >= gate.spendingLimit)
+    return 'over-alert';
+  return 'within-limit';
+}
+
+/** When the counter next starts again from zero: the next UTC day or month. */
+export function periodReset(gate: Pick<GateSpending, 'spendingLimitPeriod' | 'spendingPeriodStart'>): Date {
+  const start = new Date(gate.spendingPeriodStart);
+  return gate.spendingLimitPeriod === 'daily'
+    ? new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), start.getUTCDate() + 1))
+    : new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1));
+}
+
+export const periodWords = (period: string) =>
+  period === 'daily' ? { adjective: 'daily', noun: 'today' } : { adjective: 'monthly', noun: 'this month' };
+
+const cents = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' });
+const fractions = new Intl.NumberFormat('en-US', {
+  style: 'currency',
+  currency: 'USD',
+  maximumSignificantDigits: 2,
+});
+
+/** Dollars with cents, and below a cent with enough digits to tell $0.00001 from nothing. */
+export function formatUsd(amount: number): string {
+  return amount === 0 || Math.abs(amount) >= 0.01 ? cents.format(amount) : fractions.format(amount);
+}
+
+const utc = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' });
+
+export function formatUtc(date: Date | string): string {
+  return `${utc.format(new Date(date))} UTC`;
+}
