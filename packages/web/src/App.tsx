@@ -1,5 +1,6 @@
 import { Link, Route, Switch } from 'wouter';
 import { CreateGatePage } from './gates/CreateGatePage.tsx';
+import { GatePage } from './gates/GatePage.tsx';
 import { GatesPage } from './gates/GatesPage.tsx';
 import { LogEntryRedirect, LogsPage } from './logs/LogsPage.tsx';
 import { OverviewPage } from './overview/OverviewPage.tsx';
@@ -18,6 +19,7 @@ export function App() {
             <Route path="/" component={OverviewPage} />
             <Route path="/gates" component={GatesPage} />
             <Route path="/gates/new" component={CreateGatePage} />
+            <Route path="/gates/:id" component={GatePage} />
             <Route path="/logs" component={LogsPage} />
             <Route path="/logs/:id" component={LogEntryRedirect} />
             <Route component={NotFoundPage} />
