@@ -2,12 +2,15 @@ import { render, screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import type { FragmentOf } from 'gql.tada';
 import { describe, expect, it } from 'vitest';
+import type { ResultOf } from '../graphql.ts';
 import { type LogEntryFragment, LogEntryView } from './LogEntryView.tsx';
 
 const PNG =
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 
-const base = {
+type Entry = ResultOf<typeof LogEntryFragment>;
+
+const base: Entry = {
   id: '5e2d7f0a-1b3c-4d5e-8f90-a1b2c3d4e5f6',
   gateId: '0b6f3c1e-8a0d-4a8e-9a61-2f1d3c4b5a69',
   gateName: 'Image bot',
@@ -41,7 +44,7 @@ const base = {
 };
 
 // Fragment masking is a type; at run time the entry is the plain object the query returned.
-const entry = (fields: Partial<typeof base> = {}) =>
+const entry = (fields: Partial<Entry> = {}) =>
   ({ ...base, ...fields }) as unknown as FragmentOf<typeof LogEntryFragment>;
 
 describe('the log entry view', () => {
