@@ -53,7 +53,13 @@ export function GatesPage() {
   const variables = useMemo(() => pageFromSearch(search), [search]);
   // An empty list names no Gate type, so say it: creating a gate must refresh this list.
   const context = useMemo(() => ({ additionalTypenames: ['Gate'] }), []);
-  const [{ data, fetching, error }, refetch] = useQuery({ query: GatesQuery, variables, context });
+  // Spending and gates made through the API change without this page knowing: ask each time it opens.
+  const [{ data, fetching, error }, refetch] = useQuery({
+    query: GatesQuery,
+    variables,
+    context,
+    requestPolicy: 'cache-and-network',
+  });
 
   const connection = data?.gates;
   const firstPage = !('after' in variables) && !('before' in variables);
