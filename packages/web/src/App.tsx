@@ -1,4 +1,5 @@
 import { Link, Route, Switch } from 'wouter';
+import { ApiKeysPage } from './apiKeys/ApiKeysPage.tsx';
 import { CreateGatePage } from './gates/CreateGatePage.tsx';
 import { GatePage } from './gates/GatePage.tsx';
 import { GatesPage } from './gates/GatesPage.tsx';
@@ -7,6 +8,7 @@ import { OverviewPage } from './overview/OverviewPage.tsx';
 import { AppShell } from './session/AppShell.tsx';
 import { SignInPage } from './session/SignInPage.tsx';
 import { SignUpPage } from './session/SignUpPage.tsx';
+import { SettingsPage } from './settings/SettingsPage.tsx';
 
 export function App() {
   return (
@@ -22,6 +24,8 @@ export function App() {
             <Route path="/gates/:id" component={GatePage} />
             <Route path="/logs" component={LogsPage} />
             <Route path="/logs/:id" component={LogEntryRedirect} />
+            <Route path="/settings" component={SettingsPage} />
+            <Route path="/api-keys" component={ApiKeysPage} />
             <Route component={NotFoundPage} />
           </Switch>
         </AppShell>

@@ -7,10 +7,12 @@ export function ApiKeyReveal({
   apiKey,
   name,
   onContinue,
+  continueLabel = 'Continue to gates',
 }: {
   apiKey: string;
   name: string;
   onContinue: () => void;
+  continueLabel?: string;
 }) {
   const [copy, setCopy] = useState<CopyState>('idle');
   const onCopy = async () => {
@@ -50,7 +52,7 @@ export function ApiKeyReveal({
         <code>/v3</code>.
       </p>
       <button type="button" className="button primary wide" onClick={onContinue}>
-        Continue to gates
+        {continueLabel}
       </button>
     </div>
   );

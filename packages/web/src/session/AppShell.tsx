@@ -54,6 +54,8 @@ export function AppShell({ children }: { children: ReactNode }) {
           <NavLink href="/">Overview</NavLink>
           <NavLink href="/gates">Gates</NavLink>
           <NavLink href="/logs">Logs</NavLink>
+          <NavLink href="/api-keys">API keys</NavLink>
+          <NavLink href="/settings">Settings</NavLink>
         </nav>
         <div className="account">
           <span className="muted">{data.me.email}</span>
