@@ -1,0 +1,360 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { Page, Request } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Account, api, signUpInBrowser } from './support/account.ts';
+import { launchBrowser, type RunningBrowser } from './support/browser.ts';
+import { type RunningServer, startServer } from './support/server.ts';
+
+const artifacts = path.join(import.meta.dirname, 'artifacts');
+
+/**
+ * The gate page in order, as an administrator uses it: each step starts where the last one left
+ * the browser, so the steps share this page, this account and this server.
+ */
+describe('the gate page', () => {
+  let server: RunningServer;
+  let browser: RunningBrowser;
+  let page: Page;
+  let account: Account;
+  let rest: ReturnType<typeof api>;
+  const graphqlRequests: Request[] = [];
+  let tabbedId = '';
+  let cappedId = '';
+
+  beforeAll(async () => {
+    await mkdir(artifacts, { recursive: true });
+    server = await startServer();
+    browser = await launchBrowser();
+    page = await browser.context.newPage();
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname === '/graphql') graphqlRequests.push(request);
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  const updates = () =>
+    graphqlRequests.filter((request) => request.postDataJSON()?.query?.includes('mutation UpdateGate'));
+  const lastUpdateInput = () => updates().at(-1)?.postDataJSON()?.variables?.input;
+  const screenshot = (name: string) =>
+    page.screenshot({ path: path.join(artifacts, `${name}.png`), fullPage: true });
+  // A tab's name may go on with the count of its errors: "Request Config (1 to fix)".
+  const tab = (name: string) => page.getByRole('tab', { name: new RegExp(`^${name}`) });
+  const save = async () => {
+    const before = updates().length;
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Saved/ })
+      .waitFor();
+    expect(updates()).toHaveLength(before + 1);
+  };
+  const chat = (gateId: string, content = 'hi') =>
+    rest('POST', '/v3/chat', { gateId, data: { messages: [{ role: 'user', content }] } });
+  const openGate = async (id: string, query = '') => {
+    await page.goto(`${server.url}/gates/${id}${query}`);
+    await page.getByRole('tablist', { name: 'Gate settings' }).waitFor();
+  };
+
+  it('signs up and creates a gate with the create form, then opens it from the list', async () => {
+    account = await signUpInBrowser(page, server.url);
+    rest = api(server.url, account.apiKey);
+    await page.goto(`${server.url}/gates/new`);
+    await page.getByLabel('Name', { exact: true }).fill('Tabbed gate');
+    await page.locator('#model option[value="mock/echo"]').waitFor({ state: 'attached' });
+    await page.getByLabel('Model', { exact: true }).selectOption('mock/echo');
+    await page.getByRole('button', { name: 'Create gate' }).click();
+    await page.waitForURL((url) => url.pathname === '/gates');
+
+    await page.getByRole('link', { name: 'Tabbed gate' }).click();
+    await page.waitForURL(/\/gates\/[0-9a-f-]{36}$/);
+    tabbedId = new URL(page.url()).pathname.split('/')[2] ?? '';
+    expect(await tab('Basic Info').getAttribute('aria-selected')).toBe('true');
+    expect(await page.getByLabel('Name', { exact: true }).inputValue()).toBe('Tabbed gate');
+  });
+
+  it('saves Basic Info, sending only what changed, and shows it after a reload', async () => {
+    await page.getByLabel('Description', { exact: true }).fill('Answers support questions');
+    await page.getByLabel('Tags').fill('support, beta');
+    await page.getByLabel('Subtype').selectOption('code');
+    await page.getByLabel('Auto-enhance description').check();
+    await save();
+    expect(lastUpdateInput()).toEqual({
+      description: 'Answers support questions',
+      tags: ['support', 'beta'],
+      taskSubtype: 'code',
+      autoEnhanceDescription: true,
+    });
+
+    await page.reload();
+    await page.getByLabel('Description', { exact: true }).waitFor();
+    expect(await page.getByLabel('Description', { exact: true }).inputValue()).toBe(
+      'Answers support questions',
+    );
+    expect(await page.getByLabel('Tags').inputValue()).toBe('support, beta');
+    expect(await page.getByLabel('Subtype').inputValue()).toBe('code');
+    expect(await page.getByLabel('Auto-enhance description').isChecked()).toBe(true);
+  });
+
+  it('saves Models & Routing, with the tab in the URL, and shows it after a reload', async () => {
+    await tab('Models & Routing').click();
+    await page.waitForURL((url) => url.searchParams.get('tab') === 'routing');
+    // Only the models of the gate's task type are offered.
+    await page.locator('#model option[value="mock/fast"]').waitFor({ state: 'attached' });
+    expect(await page.locator('#model option[value="mock/embed"]').count()).toBe(0);
+    await page.getByLabel('Routing strategy').selectOption('fallback');
+    await page.getByRole('button', { name: 'Add fallback model' }).click();
+    await page.getByLabel('Fallback 1').selectOption('mock/fast');
+    await page.getByLabel('Analysis method').selectOption('custom');
+    await page.getByLabel('Cost weight').fill('0.2');
+    await page.getByLabel('Latency weight').fill('0.3');
+    await page.getByLabel('Quality weight').fill('0.5');
+    await page.getByLabel('Max cost per 1k tokens (USD)').fill('0.5');
+    await page.getByLabel('Max latency (ms)').fill('2000');
+    await page.getByLabel('Reanalysis period').selectOption('weekly');
+    await page.getByLabel('Apply recommendations automatically').check();
+    await save();
+    expect(lastUpdateInput()).toEqual({
+      routingStrategy: 'fallback',
+      fallbackModels: ['mock/fast'],
+      analysisMethod: 'custom',
+      costWeight: 0.2,
+      latencyWeight: 0.3,
+      qualityWeight: 0.5,
+      maxCostPer1kTokens: 0.5,
+      maxLatencyMs: 2000,
+      reanalysisPeriod: 'weekly',
+      autoApplyRecommendations: true,
+    });
+
+    await page.reload();
+    await page.locator('#model option[value="mock/echo"]').waitFor({ state: 'attached' });
+    expect(await tab('Models & Routing').getAttribute('aria-selected')).toBe('true');
+    expect(await page.getByLabel('Primary model').inputValue()).toBe('mock/echo');
+    expect(await page.getByLabel('Routing strategy').inputValue()).toBe('fallback');
+    expect(await page.getByLabel('Fallback 1').inputValue()).toBe('mock/fast');
+    expect(await page.getByLabel('Analysis method').inputValue()).toBe('custom');
+    expect(await page.getByLabel('Quality weight').inputValue()).toBe('0.5');
+    expect(await page.getByLabel('Max latency (ms)').inputValue()).toBe('2000');
+    expect(await page.getByLabel('Reanalysis period').inputValue()).toBe('weekly');
+    expect(await page.getByLabel('Apply recommendations automatically').isChecked()).toBe(true);
+    await screenshot('gate-routing-tab');
+  });
+
+  it('catches a temperature above 2 from another tab: shows Request Config with the error, sends nothing', async () => {
+    await tab('Request Config').click();
+    await page.getByLabel('Temperature', { exact: true }).fill('3');
+    await tab('Spending Limits').click();
+    const before = updates().length;
+    await page.getByRole('button', { name: 'Save changes' }).click();
+
+    await page.locator('#temperature-error').waitFor();
+    expect(await tab('Request Config').getAttribute('aria-selected')).toBe('true');
+    expect(new URL(page.url()).searchParams.get('tab')).toBe('request');
+    expect(await page.locator('#temperature-error').textContent()).toMatch(/<=\s*2/);
+    expect(await page.getByLabel('Temperature', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('temperature');
+    expect(await tab('Request Config').textContent()).toContain('(1 to fix)');
+    expect(updates()).toHaveLength(before);
+    await screenshot('gate-client-error');
+  });
+
+  it('saves Request Config: parameters, override permissions and a JSON schema with its parse errors shown', async () => {
+    await page.getByLabel('System prompt').fill('You are terse.');
+    await page.getByLabel('Temperature', { exact: true }).fill('0.4');
+    await page.getByLabel('Max tokens', { exact: true }).fill('256');
+    await page.getByLabel('Top P', { exact: true }).fill('0.9');
+    await page.getByLabel('Only these').check();
+    await page.getByLabel('Override Temperature').check();
+    await page.getByLabel('Override Top P').check();
+    await page.getByLabel('Enable structured output').check();
+    await page.getByLabel('Response format').selectOption('json_schema');
+    await page.getByLabel('JSON schema').fill('{"type": "object",');
+    await page.locator('#responseFormatSchema-error').waitFor();
+    expect(await page.locator('#responseFormatSchema-error').textContent()).toMatch(/^Is not valid JSON: /);
+    await page
+      .getByLabel('JSON schema')
+      .fill('{"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}');
+    await page.locator('#responseFormatSchema-error').waitFor({ state: 'detached' });
+    await save();
+    expect(lastUpdateInput()).toEqual({
+      systemPrompt: 'You are terse.',
+      temperature: 0.4,
+      maxTokens: 256,
+      topP: 0.9,
+      allowOverrides: { model: false, temperature: true, maxTokens: false, topP: true },
+      responseFormatEnabled: true,
+      responseFormatType: 'json_schema',
+      responseFormatSchema: {
+        type: 'object',
+        properties: { answer: { type: 'string' } },
+        required: ['answer'],
+      },
+    });
+
+    await page.reload();
+    await page.getByLabel('System prompt').waitFor();
+    expect(await page.getByLabel('Temperature', { exact: true }).inputValue()).toBe('0.4');
+    expect(await page.getByLabel('Only these').isChecked()).toBe(true);
+    expect(await page.getByLabel('Override Temperature').isChecked()).toBe(true);
+    expect(await page.getByLabel('Override Model').isChecked()).toBe(false);
+    expect(JSON.parse(await page.getByLabel('JSON schema').inputValue())).toEqual({
+      type: 'object',
+      properties: { answer: { type: 'string' } },
+      required: ['answer'],
+    });
+    await screenshot('gate-request-tab');
+
+    // What the page saved is what the API serves.
+    const { body } = await rest('GET', `/v1/gates/${tabbedId}`);
+    expect(body).toEqual(
+      expect.objectContaining({
+        name: 'Tabbed gate',
+        description: 'Answers support questions',
+        taskSubtype: 'code',
+        fallbackModels: ['mock/fast'],
+        costWeight: 0.2,
+        temperature: 0.4,
+        maxTokens: 256,
+        allowOverrides: { model: false, temperature: true, maxTokens: false, topP: true },
+        responseFormatType: 'json_schema',
+      }),
+    );
+  });
+
+  it('puts the server’s conflict on a taken name on the Basic Info tab, from whichever tab saved', async () => {
+    // One output token at most keeps a request's worst case under the tiny limit set below.
+    const created = await rest('POST', '/v1/gates', {
+      name: 'Capped gate',
+      taskType: 'chat',
+      model: 'mock/echo',
+      maxTokens: 1,
+    });
+    expect(created.status).toBe(201);
+    cappedId = created.body.id;
+
+    await tab('Basic Info').click();
+    await page.getByLabel('Name', { exact: true }).fill('Capped gate');
+    await tab('Danger Zone').click();
+    // The Danger Zone has no Save: the settings are saved from a settings tab.
+    expect(await page.getByRole('button', { name: 'Save changes' }).isVisible()).toBe(false);
+    await tab('Spending Limits').click();
+    await page.getByRole('button', { name: 'Save changes' }).click();
+
+    await page.locator('#name-error').waitFor();
+    expect(await tab('Basic Info').getAttribute('aria-selected')).toBe('true');
+    expect(await page.locator('#name-error').textContent()).toBe('You have a gate with this name already');
+    await page.getByRole('button', { name: 'Discard changes' }).click();
+    expect(await page.getByLabel('Name', { exact: true }).inputValue()).toBe('Tabbed gate');
+  });
+
+  it('suspends a gate over its blocking limit: 402 from the API, the reason and the remedy on the page', async () => {
+    await openGate(cappedId, '?tab=spending');
+    await page.getByLabel('Limit (USD)').fill('0.00001');
+    await page.getByLabel('Enforcement').selectOption('block');
+    await save();
+    expect(lastUpdateInput()).toEqual({ spendingLimit: 0.00001, spendingEnforcement: 'block' });
+
+    // A cheap request fits under the limit; soon the next one's worst case does not.
+    const statuses: number[] = [];
+    for (let i = 0; i < 10 && !statuses.includes(402); i++) statuses.push((await chat(cappedId)).status);
+    expect(statuses[0]).toBe(200);
+    expect(statuses.at(-1)).toBe(402);
+    const refused = await chat(cappedId);
+    expect(refused.status).toBe(402);
+    expect(refused.body.error.code).toBe('spending_limit_exceeded');
+
+    await page.reload();
+    const alert = page.getByRole('alert').filter({ hasText: 'Suspended' });
+    await alert.waitFor();
+    expect(await alert.textContent()).toContain('Suspended: this gate reached its monthly limit of $0.00001');
+    expect(await alert.textContent()).toContain('requests get 402');
+    expect(await alert.textContent()).toMatch(/wait until the period resets on 1 \w+ \d{4}, 00:00 UTC/);
+    expect(await page.locator('h1 .badge').textContent()).toBe('suspended');
+    await screenshot('gate-suspended');
+
+    // The list says so too, with the way out.
+    await page.goto(`${server.url}/gates`);
+    const row = page.getByRole('row').filter({ hasText: 'Capped gate' });
+    await row.getByText('Suspended: this gate reached its monthly limit').waitFor();
+    await screenshot('gates-list-suspended');
+    await row.getByRole('link', { name: 'Raise or remove the limit' }).click();
+    await page.waitForURL((url) => url.pathname === `/gates/${cappedId}` && url.search === '?tab=spending');
+  });
+
+  it('resumes the gate when the limit is raised on the page', async () => {
+    await page.getByLabel('Limit (USD)').waitFor();
+    await tab('Basic Info').click();
+    // The banner's button jumps to the limit.
+    await page.getByRole('button', { name: 'Raise or remove the limit' }).click();
+    await page.waitForURL((url) => url.searchParams.get('tab') === 'spending');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('spendingLimit');
+    await page.getByLabel('Limit (USD)').fill('5');
+    await save();
+    await page.getByRole('alert').filter({ hasText: 'Suspended' }).waitFor({ state: 'detached' });
+    expect(await page.locator('h1 .badge').textContent()).toBe('active');
+    expect((await chat(cappedId)).status).toBe(200);
+    await page.reload();
+    await page.getByLabel('Limit (USD)').waitFor();
+    expect(await page.getByLabel('Limit (USD)').inputValue()).toBe('5');
+    expect(await page.locator('h1 .badge').textContent()).toBe('active');
+    await screenshot('gate-resumed');
+  });
+
+  it('warns about an alert-only gate over its limit, in the list and on its page, while requests pass', async () => {
+    const created = await rest('POST', '/v1/gates', {
+      name: 'Alerting gate',
+      taskType: 'chat',
+      model: 'mock/echo',
+      spendingLimit: 0.000001,
+      spendingEnforcement: 'alert_only',
+    });
+    expect(created.status).toBe(201);
+    const first = await chat(created.body.id);
+    expect(first.status).toBe(200);
+    expect(first.headers.get('x-gatehouse-spending-warning')).toBeTruthy();
+    expect((await chat(created.body.id)).status).toBe(200);
+
+    await page.goto(`${server.url}/gates`);
+    const row = page.getByRole('row').filter({ hasText: 'Alerting gate' });
+    await row.getByText('over limit').waitFor();
+    expect(await row.textContent()).toContain('Requests still pass (alert only)');
+    await screenshot('gates-list-alert');
+
+    await openGate(created.body.id);
+    const warning = page.getByRole('status').filter({ hasText: 'Spending warning' });
+    await warning.waitFor();
+    expect(await warning.textContent()).toContain('Over its monthly limit');
+    expect(await page.locator('h1 .badge').textContent()).toBe('over limit');
+    await screenshot('gate-alert');
+  });
+
+  it('deletes a gate from the Danger Zone once its exact name is typed, and goes back to the list', async () => {
+    await openGate(tabbedId, '?tab=danger');
+    const confirm = page.getByLabel('Type Tabbed gate to confirm');
+    const remove = page.getByRole('button', { name: 'Delete this gate' });
+    await confirm.fill('tabbed gate');
+    expect(await remove.isDisabled()).toBe(true);
+    await confirm.fill('Tabbed gate');
+    await screenshot('gate-danger-zone');
+    await remove.click();
+
+    await page.waitForURL((url) => url.pathname === '/gates');
+    await page.getByRole('row').filter({ hasText: 'Capped gate' }).waitFor();
+    expect(await page.getByRole('row').filter({ hasText: 'Tabbed gate' }).count()).toBe(0);
+    expect((await rest('GET', `/v1/gates/${tabbedId}`)).status).toBe(404);
+    await screenshot('gates-after-delete');
+  });
+
+  it('says plainly that no agent gate uses a gate, with no invented rows', async () => {
+    await openGate(cappedId, '?tab=connections');
+    const panel = page.getByRole('tabpanel', { name: 'Connections' });
+    await panel.getByText('No agent gate uses this gate as a sub-gate.').waitFor();
+    expect(await panel.getByRole('row').count()).toBe(0);
+    await screenshot('gate-connections');
+  });
+});

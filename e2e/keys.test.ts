@@ -1,0 +1,97 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Account, api, signUpInBrowser } from './support/account.ts';
+import { launchBrowser, type RunningBrowser } from './support/browser.ts';
+import { type RunningServer, startServer } from './support/server.ts';
+
+const artifacts = path.join(import.meta.dirname, 'artifacts');
+
+/** The API keys page in order: the steps share this page, this account and this server. */
+describe('the API keys page', () => {
+  let server: RunningServer;
+  let browser: RunningBrowser;
+  let page: Page;
+  let account: Account;
+  let newKey = '';
+
+  beforeAll(async () => {
+    await mkdir(artifacts, { recursive: true });
+    server = await startServer();
+    browser = await launchBrowser();
+    await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+    page = await browser.context.newPage();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  const gatesWith = async (key: string) =>
+    (await fetch(`${server.url}/v1/gates`, { headers: { authorization: `Bearer ${key}` } })).status;
+
+  it('lists the key made at sign-up, reached from the navigation', async () => {
+    account = await signUpInBrowser(page, server.url);
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.waitForURL((url) => url.pathname === '/api-keys');
+    const rows = page.getByRole('row').filter({ has: page.getByRole('cell') });
+    await rows.first().waitFor();
+    expect(await rows.count()).toBe(1);
+    const cells = await rows.first().getByRole('cell').allTextContents();
+    expect(cells[1]).toBe(`${account.apiKey.slice(0, 11)}…`);
+    expect(cells[4]).toBe('active');
+  });
+
+  it('refuses a key without a name, on the name field', async () => {
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.locator('#apiKeyName-error').waitFor();
+    expect(await page.locator('#apiKeyName-error').textContent()).toBe('Give the key a name');
+  });
+
+  it('creates a key, shows it once with a copy button, and the key works', async () => {
+    await page.getByLabel('New key name').fill('CI runner');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.getByRole('heading', { name: /you will not see it again/ }).waitFor();
+    newKey = await page.locator('#api-key').inputValue();
+    expect(newKey).toMatch(/^gh_/);
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await page.getByRole('button', { name: 'Copied' }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(newKey);
+    await page.screenshot({ path: path.join(artifacts, 'api-key-created.png'), fullPage: true });
+
+    expect(await gatesWith(newKey)).toBe(200);
+    await page.getByRole('button', { name: 'I have copied the key' }).click();
+    // Once dismissed, the secret is gone from the page for good.
+    expect(await page.locator('#api-key').count()).toBe(0);
+    const row = page.getByRole('row').filter({ hasText: 'CI runner' });
+    await row.waitFor();
+    expect(await row.getByRole('cell').nth(1).textContent()).toBe(`${newKey.slice(0, 11)}…`);
+    await page.reload();
+    await row.waitFor();
+    expect(await row.getByRole('cell').nth(3).textContent()).toMatch(/UTC$/);
+  });
+
+  it('revokes a key after a confirmation, marks it revoked, and requests with it get 401', async () => {
+    const row = page.getByRole('row').filter({ hasText: 'CI runner' });
+    await row.getByRole('button', { name: 'Revoke' }).click();
+    const confirm = page.getByRole('alertdialog', { name: 'Revoke CI runner' });
+    await confirm.waitFor();
+    expect(await confirm.textContent()).toContain('gets 401');
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    await confirm.waitFor({ state: 'detached' });
+    expect(await gatesWith(newKey)).toBe(200);
+
+    await row.getByRole('button', { name: 'Revoke' }).click();
+    await confirm.getByRole('button', { name: 'Revoke key' }).click();
+    await row.getByText('revoked', { exact: true }).waitFor();
+    expect(await row.getByRole('button', { name: 'Revoke' }).count()).toBe(0);
+    expect(await gatesWith(newKey)).toBe(401);
+    // The other key is untouched.
+    expect(await gatesWith(account.apiKey)).toBe(200);
+    const chat = await api(server.url, newKey)('POST', '/v3/chat', { gateId: crypto.randomUUID(), data: {} });
+    expect(chat.status).toBe(401);
+    await page.screenshot({ path: path.join(artifacts, 'api-keys-revoked.png'), fullPage: true });
+  });
+});
