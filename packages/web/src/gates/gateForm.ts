@@ -246,8 +246,11 @@ export function sameSetting(a: unknown, b: unknown): boolean {
     const keysB = Object.keys(b);
     return (
       keysA.length === keysB.length &&
-      keysA.every((key) =>
-        sameSetting((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]),
+      // Own keys only: a parsed schema may own a "__proto__" key, which every object inherits.
+      keysA.every(
+        (key) =>
+          Object.hasOwn(b, key) &&
+          sameSetting((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]),
       )
     );
   }
