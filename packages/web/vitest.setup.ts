@@ -3,3 +3,21 @@ import { afterEach } from 'vitest';
 
 // Testing Library unmounts by itself only where the test runner has globals; this one has none.
 afterEach(() => cleanup());
+
+// happy-dom lacks select.size and option.defaultSelected. Without them react-hook-form takes
+// every select for one the user changed before the form was ready, and keeps its first option
+// instead of the form's value. Browsers have both: these follow the HTML standard's defaults.
+if (typeof HTMLSelectElement !== 'undefined' && !('size' in HTMLSelectElement.prototype)) {
+  Object.defineProperty(HTMLSelectElement.prototype, 'size', {
+    get(this: HTMLSelectElement) {
+      return Number(this.getAttribute('size') ?? 0);
+    },
+  });
+}
+if (typeof HTMLOptionElement !== 'undefined' && !('defaultSelected' in HTMLOptionElement.prototype)) {
+  Object.defineProperty(HTMLOptionElement.prototype, 'defaultSelected', {
+    get(this: HTMLOptionElement) {
+      return this.hasAttribute('selected');
+    },
+  });
+}

@@ -1,0 +1,259 @@
+import { render, screen, waitFor } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { Client, fetchExchange, Provider } from 'urql';
+import { describe, expect, it, vi } from 'vitest';
+import { Route, Router } from 'wouter';
+import { memoryLocation } from 'wouter/memory-location';
+import { GatePage } from './GatePage.tsx';
+
+const GATE_ID = '8d0b7a52-3f4e-4c1a-9f0e-2b6c1d5e7a90';
+
+/** A stored gate as the API answers it; each test changes what it is about. */
+function storedGate(overrides: Record<string, unknown> = {}) {
+  return {
+    __typename: 'Gate',
+    id: GATE_ID,
+    name: 'Support bot',
+    description: null,
+    autoEnhanceDescription: false,
+    taskType: 'chat',
+    taskSubtype: null,
+    tags: ['support'],
+    model: 'mock/echo',
+    routingStrategy: 'single',
+    fallbackModels: [],
+    systemPrompt: null,
+    temperature: 0.7,
+    maxTokens: null,
+    topP: null,
+    allowOverrides: false,
+    costWeight: null,
+    latencyWeight: null,
+    qualityWeight: null,
+    analysisMethod: null,
+    maxCostPer1kTokens: null,
+    maxLatencyMs: null,
+    reanalysisPeriod: 'never',
+    autoApplyRecommendations: false,
+    responseFormatEnabled: false,
+    responseFormatType: 'text',
+    responseFormatSchema: null,
+    spendingLimit: null,
+    spendingLimitPeriod: 'monthly',
+    spendingEnforcement: 'alert_only',
+    spendingCurrent: 0,
+    spendingPeriodStart: '2026-11-01T00:00:00.000Z',
+    spendingStatus: 'active',
+    createdAt: '2026-11-02T10:00:00.000Z',
+    updatedAt: '2026-11-02T10:00:00.000Z',
+    ...overrides,
+  };
+}
+
+const models = [
+  { __typename: 'Model', id: 'mock/echo', name: 'Mock echo', provider: 'mock', deprecated: false },
+  { __typename: 'Model', id: 'mock/fast', name: 'Mock fast', provider: 'mock', deprecated: false },
+];
+
+type Variables = Record<string, unknown>;
+type UpdateOutcome = Record<string, unknown>;
+
+/**
+ * The GraphQL server as a test double behind urql's real client: answers each operation by its
+ * name, and records what the page sent. `update` decides the updateGate outcome.
+ */
+function fakeGraphQL(gate: ReturnType<typeof storedGate>, update: (input: Variables) => UpdateOutcome) {
+  const sent: { operation: string; variables: Variables }[] = [];
+  const fetch = vi.fn(async (_url: RequestInfo | URL, init?: RequestInit) => {
+    const body = JSON.parse(String(init?.body)) as { query: string; variables: Variables };
+    const operation = /(?:query|mutation)\s+(\w+)/.exec(body.query)?.[1] ?? '';
+    sent.push({ operation, variables: body.variables });
+    const data =
+      operation === 'GatePage'
+        ? { gate }
+        : operation === 'ModelsForTask'
+          ? { models }
+          : operation === 'UpdateGate'
+            ? { updateGate: update(body.variables.input as Variables) }
+            : null;
+    return new Response(JSON.stringify(data ? { data } : { errors: [{ message: `no ${operation} here` }] }), {
+      headers: { 'content-type': 'application/json' },
+    });
+  });
+  const inputs = () =>
+    sent.filter((call) => call.operation === 'UpdateGate').map((call) => call.variables.input);
+  return { fetch, inputs };
+}
+
+const saved = (gate: ReturnType<typeof storedGate>) => (input: Variables) => ({
+  __typename: 'MutationUpdateGateSuccess',
+  data: { ...gate, ...input },
+});
+
+async function renderGatePage(graphql: ReturnType<typeof fakeGraphQL>, search = '') {
+  const client = new Client({
+    url: 'http://gatehouse.test/graphql',
+    exchanges: [fetchExchange],
+    fetch: graphql.fetch as typeof fetch,
+    preferGetMethod: false,
+  });
+  const location = memoryLocation({ path: `/gates/${GATE_ID}${search}`, record: true });
+  render(
+    <Provider value={client}>
+      <Router hook={location.hook} searchHook={location.searchHook}>
+        <Route path="/gates/:id" component={GatePage} />
+      </Router>
+    </Provider>,
+  );
+  // The form shows once the gate is loaded, and the primary model once its task type's models are.
+  await screen.findByRole('tablist', { name: 'Gate settings' });
+  await waitFor(() =>
+    expect(screen.getByLabelText<HTMLSelectElement>('Primary model').value).toBe('mock/echo'),
+  );
+  return location;
+}
+
+const tab = (name: string) => screen.getByRole('tab', { name: new RegExp(`^${name}`) });
+
+describe('the gate page form', () => {
+  it('refuses a temperature of 3 on its field, shows its tab, and sends nothing', async () => {
+    const user = userEvent.setup();
+    const graphql = fakeGraphQL(storedGate(), saved(storedGate()));
+    const location = await renderGatePage(graphql, '?tab=request');
+
+    const temperature = screen.getByLabelText('Temperature');
+    await user.clear(temperature);
+    await user.type(temperature, '3');
+    await user.click(tab('Spending Limits'));
+    await user.click(screen.getByRole('button', { name: 'Save changes' }));
+
+    const error = await screen.findByText(/expected number to be <=2/);
+    expect(error.id).toBe('temperature-error');
+    expect(temperature.getAttribute('aria-invalid')).toBe('true');
+    expect(tab('Request Config').getAttribute('aria-selected')).toBe('true');
+    expect(location.history?.at(-1)).toBe(`/gates/${GATE_ID}?tab=request`);
+    expect(graphql.inputs()).toEqual([]);
+  });
+
+  it('puts the server’s issues on their fields, and shows the tab of the first', async () => {
+    const user = userEvent.setup();
+    const graphql = fakeGraphQL(storedGate(), () => ({
+      __typename: 'ValidationError',
+      message: 'Invalid gate settings',
+      issues: [
+        { path: 'spendingLimit', message: 'is more than this plan allows' },
+        { path: 'fallbackModels.0', message: 'is not offered for chat gates' },
+        { path: 'name', message: 'is reserved' },
+        { path: '', message: 'try again later' },
+      ],
+    }));
+    await renderGatePage(graphql);
+
+    await user.click(tab('Models & Routing'));
+    await user.click(screen.getByRole('button', { name: 'Add fallback model' }));
+    await user.selectOptions(screen.getByLabelText('Fallback 1'), 'mock/fast');
+    await user.click(screen.getByRole('button', { name: 'Save changes' }));
+
+    expect((await screen.findByText('Is more than this plan allows')).id).toBe('spendingLimit-error');
+    expect(tab('Spending Limits').getAttribute('aria-selected')).toBe('true');
+    await waitFor(() => expect(document.activeElement?.id).toBe('spendingLimit'));
+    expect(screen.getByText('Is not offered for chat gates').id).toBe('fallbackModels.0-error');
+    expect(screen.getByText('Is reserved').id).toBe('name-error');
+    // An issue of no field goes above the form.
+    expect(screen.getByText('try again later').className).toBe('banner error');
+    // Each tab says how many of its fields need fixing.
+    expect(tab('Basic Info').textContent).toContain('(1 to fix)');
+    expect(tab('Models & Routing').textContent).toContain('(1 to fix)');
+    expect(graphql.inputs()).toEqual([{ fallbackModels: ['mock/fast'] }]);
+  });
+
+  it.each([
+    ['All four', false, true],
+    ['None: the gate decides', true, false],
+  ])('sends override permission “%s” as %s → %s', async (choice, stored, sent) => {
+    const user = userEvent.setup();
+    const gate = storedGate({ allowOverrides: stored });
+    const graphql = fakeGraphQL(gate, saved(gate));
+    await renderGatePage(graphql, '?tab=request');
+
+    await user.click(screen.getByLabelText(choice));
+    await user.click(screen.getByRole('button', { name: 'Save changes' }));
+
+    await screen.findByText('Saved the change.');
+    expect(graphql.inputs()).toEqual([{ allowOverrides: sent }]);
+  });
+
+  it('sends per-field override permissions as an object of the four fields', async () => {
+    const user = userEvent.setup();
+    const gate = storedGate({ allowOverrides: { model: true } });
+    const graphql = fakeGraphQL(gate, saved(gate));
+    await renderGatePage(graphql, '?tab=request');
+
+    // The stored object shows as "only these", with its field ticked.
+    expect(screen.getByLabelText<HTMLInputElement>('Only these').checked).toBe(true);
+    expect(screen.getByLabelText<HTMLInputElement>('Override Model').checked).toBe(true);
+    await user.click(screen.getByLabelText('Override Model'));
+    await user.click(screen.getByLabelText('Override Temperature'));
+    await user.click(screen.getByLabelText('Override Top P'));
+    await user.click(screen.getByRole('button', { name: 'Save changes' }));
+
+    await screen.findByText('Saved the change.');
+    expect(graphql.inputs()).toEqual([
+      { allowOverrides: { model: false, temperature: true, maxTokens: false, topP: true } },
+    ]);
+  });
+
+  it('sends an emptied spending limit as null (no limit), and the enforcement chosen', async () => {
+    const user = userEvent.setup();
+    const gate = storedGate({ spendingLimit: 25 });
+    const graphql = fakeGraphQL(gate, saved(gate));
+    await renderGatePage(graphql, '?tab=spending');
+
+    expect(screen.getByLabelText<HTMLInputElement>('Limit (USD)').value).toBe('25');
+    await user.clear(screen.getByLabelText('Limit (USD)'));
+    await user.selectOptions(screen.getByLabelText('Enforcement'), 'block');
+    await user.click(screen.getByRole('button', { name: 'Save changes' }));
+
+    await screen.findByText('Saved 2 changes.');
+    expect(graphql.inputs()).toEqual([{ spendingLimit: null, spendingEnforcement: 'block' }]);
+    // Saved: the form now starts from the stored gate, so nothing is left to send.
+    await user.click(screen.getByRole('button', { name: 'Save changes' }));
+    await screen.findByText('Nothing to save: no setting changed.');
+    expect(graphql.inputs()).toHaveLength(1);
+  });
+
+  it('shows a JSON schema that does not parse as you type, and does not send it', async () => {
+    const user = userEvent.setup();
+    const graphql = fakeGraphQL(storedGate(), saved(storedGate()));
+    await renderGatePage(graphql, '?tab=request');
+
+    const schema = screen.getByLabelText('JSON schema');
+    await user.click(schema);
+    await user.paste('{"type": "object",');
+    expect((await screen.findByText(/^Is not valid JSON: /)).id).toBe('responseFormatSchema-error');
+    await user.click(screen.getByRole('button', { name: 'Save changes' }));
+    await waitFor(() => expect(document.activeElement?.id).toBe('responseFormatSchema'));
+    expect(graphql.inputs()).toEqual([]);
+  });
+
+  it('explains a suspended gate and jumps to its limit', async () => {
+    const user = userEvent.setup();
+    const gate = storedGate({
+      spendingLimit: 10,
+      spendingEnforcement: 'block',
+      spendingCurrent: 10.5,
+      spendingStatus: 'suspended',
+    });
+    const graphql = fakeGraphQL(gate, saved(gate));
+    await renderGatePage(graphql);
+
+    const alert = screen.getByRole('alert');
+    expect(alert.textContent).toContain(
+      'Suspended: this gate reached its monthly limit of $10.00 ($10.50 spent this month); requests get 402',
+    );
+    expect(alert.textContent).toContain('wait until the period resets on 1 Dec 2026, 00:00 UTC');
+    await user.click(screen.getByRole('button', { name: 'Raise or remove the limit' }));
+    expect(tab('Spending Limits').getAttribute('aria-selected')).toBe('true');
+    await waitFor(() => expect(document.activeElement?.id).toBe('spendingLimit'));
+  });
+});
