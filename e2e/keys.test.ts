@@ -56,8 +56,8 @@ describe('the API keys page', () => {
     await page.getByRole('heading', { name: /you will not see it again/ }).waitFor();
     newKey = await page.locator('#api-key').inputValue();
     expect(newKey).toMatch(/^gh_/);
-    await page.getByRole('button', { name: 'Copy' }).click();
-    await page.getByRole('button', { name: 'Copied' }).waitFor();
+    await page.getByRole('button', { name: 'Copy', exact: true }).click();
+    await page.getByRole('button', { name: 'Copied', exact: true }).waitFor();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(newKey);
     await page.screenshot({ path: path.join(artifacts, 'api-key-created.png'), fullPage: true });
 
