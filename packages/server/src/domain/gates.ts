@@ -118,7 +118,9 @@ export async function createGate(userId: string, raw: unknown): Promise<Gate> {
       const { name, model, taskType } = parsed.value;
       // A block limit of 0 admits nothing: such a gate starts suspended.
       const spendingStatus = spendingStatusFor({ ...settings, spendingCurrent: 0 });
-      return tx.gate.create({ data: { ...toData(parsed.value), name, model, taskType, userId, spendingStatus } });
+      return tx.gate.create({
+        data: { ...toData(parsed.value), name, model, taskType, userId, spendingStatus },
+      });
     });
   } catch (error) {
     if (isUniqueViolation(error)) throw nameTaken();
