@@ -4,12 +4,13 @@
  * - SQL (PostgreSQL): every decision is one atomic statement on the gate's row, so several
  *   gateway processes sharing the database can never push a block gate past its limit.
  * - Local (the embedded PGlite, which one process owns): decisions are made in memory, where the
- *   single thread makes them atomic, and the counters are written back by group commit: the
- *   changes of every request in flight go out in one statement, which settle() awaits, so a
- *   request's spending is stored before its answer leaves.
+ *   single thread makes them atomic, and reads see them at once (onSpendingHeld). The counters
+ *   are written behind, within WRITE_DELAY_MS, the changes of every request in that time in one
+ *   statement; close() (SIGTERM, SIGINT) writes what is left, as the log writer does.
  */
 import { sql } from '../db/client.ts';
 import {
+  onSpendingHeld,
   onSpendingSettingsChanged,
   periodStart,
   reevaluateSpendingStatus,
@@ -76,6 +77,9 @@ type Row = {
   spending_alerted_at: Date | string | null;
 };
 
+/** How long a change may wait in memory before it is written (more requests share a write). */
+const WRITE_DELAY_MS = 20;
+
 const WRITE = `UPDATE gates AS g SET
     spending_current = v.current, spending_period_start = v.period_start,
     spending_status = v.status, spending_alerted_at = v.alerted_at
@@ -87,7 +91,9 @@ export function createLocalLedger(): SpendingLedger {
   const loading = new Map<string, Promise<GateSpending | null>>();
   // Gates whose settings are being changed: requests wait until the new settings are loaded.
   const barriers = new Map<string, Promise<void>>();
-  let commit: Promise<void> | null = null;
+  let writing: Promise<void> | null = null;
+  let timer: NodeJS.Timeout | null = null;
+  let queued: Promise<void> | null = null;
 
   async function load(gateId: string): Promise<GateSpending | null> {
     const barrier = barriers.get(gateId);
@@ -135,30 +141,58 @@ export function createLocalLedger(): SpendingLedger {
     }
   }
 
-  /** Writes every changed gate in one statement; concurrent callers share the same write. */
-  function flush(): Promise<void> {
-    commit ??= (async () => {
-      await Promise.resolve(); // let the requests of this tick join
-      const batch = [...gates.values()].filter((s) => s.dirty);
-      for (const s of batch) s.dirty = false;
-      commit = null;
-      if (batch.length === 0) return;
-      const rows = batch.map((s) => ({
-        id: s.gateId,
-        current: s.current.toFixed(10),
-        period_start: s.periodStart.toISOString(),
-        status: s.status,
-        alerted_at: s.alertedAt?.toISOString() ?? null,
-      }));
-      try {
-        await sql().query(WRITE, [JSON.stringify(rows)]);
-      } catch (error) {
-        for (const s of batch) s.dirty = true;
-        throw error;
-      }
-    })();
-    return commit;
+  /**
+   * Group commit: one write at a time, each carrying every change made before it started. A
+   * caller arriving while a write runs waits for the next one, which takes all that arrived.
+   */
+  async function write(): Promise<void> {
+    const batch = [...gates.values()].filter((s) => s.dirty);
+    if (batch.length === 0) return;
+    for (const s of batch) s.dirty = false;
+    const rows = batch.map((s) => ({
+      id: s.gateId,
+      current: s.current.toFixed(10),
+      period_start: s.periodStart.toISOString(),
+      status: s.status,
+      alerted_at: s.alertedAt?.toISOString() ?? null,
+    }));
+    try {
+      await sql().query(WRITE, [JSON.stringify(rows)]);
+    } catch (error) {
+      for (const s of batch) s.dirty = true;
+      throw error;
+    }
   }
+
+  /** Write-behind: changes go out within WRITE_DELAY_MS, many requests per statement. */
+  function schedule(): void {
+    timer ??= setTimeout(() => {
+      timer = null;
+      flush().catch((error) => console.error('spending: could not write the counters', error));
+    }, WRITE_DELAY_MS);
+  }
+
+  function flush(): Promise<void> {
+    if (!writing) {
+      writing = write().finally(() => {
+        writing = null;
+      });
+      return writing;
+    }
+    queued ??= writing
+      .catch(() => {})
+      .then(() => {
+        queued = null;
+        return flush();
+      });
+    return queued;
+  }
+
+  // Reads (the gate's page, the API) see the counters this process holds, written or not.
+  onSpendingHeld((gateId) => {
+    const s = gates.get(gateId);
+    return s && { current: s.current, periodStart: s.periodStart, status: s.status };
+  });
 
   onSpendingSettingsChanged(async (gateId) => {
     let release: () => void = () => {};
@@ -191,7 +225,7 @@ export function createLocalLedger(): SpendingLedger {
         if (s.status !== 'suspended') {
           s.status = 'suspended';
           s.dirty = true;
-          await flush();
+          schedule();
         }
         return null;
       }
@@ -209,7 +243,7 @@ export function createLocalLedger(): SpendingLedger {
         s.current += actual;
       }
       s.dirty = true;
-      await flush();
+      schedule();
     },
     async add(gateId, amount) {
       const s = await load(gateId);
@@ -224,11 +258,14 @@ export function createLocalLedger(): SpendingLedger {
         overLimit &&
         (s.alertedAt === null || s.alertedAt.getTime() < s.periodStart.getTime());
       if (crossed) s.alertedAt = now;
-      await flush();
+      schedule();
       return { overLimit, crossed };
     },
     async close() {
+      if (timer) clearTimeout(timer);
+      timer = null;
       while ([...gates.values()].some((s) => s.dirty)) await flush();
+      onSpendingHeld(() => undefined);
       onSpendingSettingsChanged(reevaluateSpendingStatus);
     },
   };

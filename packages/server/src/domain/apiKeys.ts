@@ -12,6 +12,8 @@ const KEY_PATTERN = /^gh_[A-Za-z0-9_-]{43}$/;
 const VISIBLE_PREFIX_LENGTH = 11;
 /** last_used_at is written at most this often per key, not on every request. */
 const LAST_USED_RESOLUTION_MS = 60_000;
+/** When this process last wrote each key's last_used_at. */
+const lastUsedWritten = new Map<string, number>();
 
 export const apiKeyCreateSchema = z.strictObject({
   name: z
@@ -78,7 +80,10 @@ export async function authenticateApiKey(key: string): Promise<{ user: User; api
   }
   if (!found || found.revokedAt) return null;
   const now = Date.now();
-  if (!found.lastUsedAt || now - found.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+  const written = Math.max(found.lastUsedAt?.getTime() ?? 0, lastUsedWritten.get(found.id) ?? 0);
+  if (now - written > LAST_USED_RESOLUTION_MS) {
+    // Noted before the write, so the requests arriving while it runs do not write it again.
+    lastUsedWritten.set(found.id, now);
     // Off the request path: a slow write must not slow the call it records.
     prisma.apiKey.update({ where: { id: found.id }, data: { lastUsedAt: new Date(now) } }).catch(() => {});
   }

@@ -16,6 +16,7 @@ import { ConflictError, type FieldIssue, NotFoundError, PlanLimitError, Validati
 import { forgetGate } from './gateCache.ts';
 import { planOf } from './plans.ts';
 import {
+  currentSpendingOf,
   effectiveSpending,
   type SpendingEnforcement,
   type SpendingPeriod,
@@ -191,11 +192,12 @@ export async function deleteGate(userId: string, id: string): Promise<void> {
 /** The gate as clients see it: money as numbers, spending as of now. */
 export function gateView(gate: Gate, now = new Date()) {
   const settings = settingsOf(gate);
+  const held = currentSpendingOf(gate);
   const spending = effectiveSpending(
     {
       spendingLimitPeriod: settings.spendingLimitPeriod,
-      spendingPeriodStart: gate.spendingPeriodStart,
-      spendingCurrent: Number(gate.spendingCurrent),
+      spendingPeriodStart: held.periodStart,
+      spendingCurrent: held.current,
     },
     now,
   );
@@ -210,8 +212,7 @@ export function gateView(gate: Gate, now = new Date()) {
       ...settings,
       spendingCurrent: spending.current,
       suspendedThisPeriod:
-        gate.spendingStatus === 'suspended' &&
-        spending.periodStart.getTime() === gate.spendingPeriodStart.getTime(),
+        held.status === 'suspended' && spending.periodStart.getTime() === held.periodStart.getTime(),
     }),
     createdAt: gate.createdAt.toISOString(),
     updatedAt: gate.updatedAt.toISOString(),

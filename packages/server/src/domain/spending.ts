@@ -73,3 +73,28 @@ export function spendingSettingsChanged(gateId: string): Promise<void> {
 
 /** The start of the gate's current period (UTC day or month), computed by the database. */
 export const SQL_PERIOD_START = `(date_trunc(CASE WHEN spending_limit_period = 'daily' THEN 'day' ELSE 'month' END, now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')`;
+
+export type HeldSpending = { current: number; periodStart: Date; status: 'active' | 'suspended' };
+
+let held: (gateId: string) => HeldSpending | undefined = () => undefined;
+
+/** A data plane that keeps counters in memory shows them here before it has written them. */
+export function onSpendingHeld(lookup: (gateId: string) => HeldSpending | undefined): void {
+  held = lookup;
+}
+
+/** The gate's spending as it stands: what the data plane holds, else the stored row. */
+export function currentSpendingOf(gate: {
+  id: string;
+  spendingCurrent: { toString(): string } | number;
+  spendingPeriodStart: Date;
+  spendingStatus: string;
+}): HeldSpending {
+  return (
+    held(gate.id) ?? {
+      current: Number(gate.spendingCurrent),
+      periodStart: gate.spendingPeriodStart,
+      status: gate.spendingStatus === 'suspended' ? 'suspended' : 'active',
+    }
+  );
+}
