@@ -22,8 +22,10 @@ const inflight: Promise<void>[] = [];
 for (let i = 0; i < total; i++) {
   const due = start + i * interval;
   const wait = due - performance.now();
-  if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-  const t0 = due; // measured from when it should have started
+  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  // Measured from when it should have started, so a late start counts as latency (no coordinated
+  // omission); a timer that fired early is measured from the real start.
+  const t0 = Math.min(due, performance.now());
   inflight.push(
     request(url as string, { method: 'POST', headers, body: body as string, dispatcher: agent })
       .then(async (res) => {
