@@ -1,18 +1,10 @@
-import { z } from 'zod';
 import { prisma } from '../db/client.ts';
 import type { User } from '../generated/prisma/client.ts';
+import { credentialsSchema } from '../rules/account.ts';
 import { issuesFromZod } from '../rules/issues.ts';
 import { createApiKey, type IssuedApiKey } from './apiKeys.ts';
 import { ConflictError, ForbiddenError, UnauthorizedError, ValidationError } from './errors.ts';
 import { hashPassword, randomToken, sha256, verifyPassword } from './secrets.ts';
-
-export const credentialsSchema = z.strictObject({
-  email: z
-    .email('must be an email address')
-    .max(254)
-    .transform((e) => e.toLowerCase()),
-  password: z.string().min(8, 'must be at least 8 characters').max(200, 'must be at most 200 characters'),
-});
 
 export type SessionGrant = { token: string; csrfToken: string; expiresAt: Date; user: User };
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { prisma } from '../db/client.ts';
 import type { ApiKey, User } from '../generated/prisma/client.ts';
+import { apiKeyCreateSchema } from '../rules/account.ts';
 import { issuesFromZod } from '../rules/issues.ts';
-import { isStorableText, STORABLE_TEXT_MESSAGE } from '../rules/storable.ts';
 import { NotFoundError, ValidationError } from './errors.ts';
 import { randomToken, sha256 } from './secrets.ts';
 
@@ -14,15 +14,6 @@ const VISIBLE_PREFIX_LENGTH = 11;
 const LAST_USED_RESOLUTION_MS = 60_000;
 /** When this process last wrote each key's last_used_at. */
 const lastUsedWritten = new Map<string, number>();
-
-export const apiKeyCreateSchema = z.strictObject({
-  name: z
-    .string()
-    .trim()
-    .min(1, 'must not be empty')
-    .max(100, 'must be at most 100 characters')
-    .refine(isStorableText, STORABLE_TEXT_MESSAGE),
-});
 
 export type IssuedApiKey = { apiKey: ApiKey; key: string };
 

@@ -1,3 +1,5 @@
+import { apiKeyCreateSchema } from '@gatehouse/server/rules/account';
+import { zodResolver } from '@hookform/resolvers/zod';
 import { useMemo, useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { useMutation, useQuery } from 'urql';
@@ -76,7 +78,7 @@ export function ApiKeysPage() {
   });
   const [, createApiKey] = useMutation(CreateApiKeyMutation);
   const [, revokeApiKey] = useMutation(RevokeApiKeyMutation);
-  const form = useForm<NewApiKey>({ defaultValues: { name: '' } });
+  const form = useForm<NewApiKey>({ defaultValues: { name: '' }, resolver: zodResolver(apiKeyCreateSchema) });
   const [issued, setIssued] = useState<{ key: string; name: string } | null>(null);
 
   const onCreate = async ({ name }: NewApiKey) => {

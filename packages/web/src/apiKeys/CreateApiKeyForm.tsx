@@ -32,10 +32,7 @@ export function CreateApiKeyForm({
             autoComplete="off"
             aria-invalid={errors.name ? true : undefined}
             aria-describedby={errors.name ? 'apiKeyName-error' : undefined}
-            {...register('name', {
-              validate: (name) => name.trim() !== '' || 'Give the key a name',
-              maxLength: { value: 100, message: 'Must be at most 100 characters' },
-            })}
+            {...register('name')}
           />
           <button type="submit" className="button primary" disabled={isSubmitting}>
             {isSubmitting ? 'Creating…' : 'Create key'}

@@ -1,3 +1,5 @@
+import { credentialsSchema } from '@gatehouse/server/rules/account';
+import { zodResolver } from '@hookform/resolvers/zod';
 import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { useMutation, useQuery } from 'urql';
@@ -62,7 +64,11 @@ type IssuedKey = { key: string; name: string };
 export function SignUpPage() {
   const [{ data, fetching, error }, refetch] = useQuery({ query: SignUpPageQuery });
   const [, signUp] = useMutation(SignUpMutation);
-  const form = useForm<Credentials>({ defaultValues: { email: '', password: '' } });
+  // The server's own rules (email, 8–200 character password), checked before anything is sent.
+  const form = useForm<Credentials>({
+    defaultValues: { email: '', password: '' },
+    resolver: zodResolver(credentialsSchema),
+  });
   const [issued, setIssued] = useState<IssuedKey | null>(null);
   const startOver = useStartOver();
   const [, navigate] = useLocation();
