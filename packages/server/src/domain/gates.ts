@@ -208,11 +208,11 @@ export function gateView(gate: Gate, now = new Date()) {
     taskAnalysis: gate.taskAnalysis,
     spendingCurrent: spending.current,
     spendingPeriodStart: spending.periodStart.toISOString(),
+    spendingResetsAt: spending.resetsAt.toISOString(),
     spendingStatus: spendingStatusFor({
       ...settings,
       spendingCurrent: spending.current,
-      suspendedThisPeriod:
-        held.status === 'suspended' && spending.periodStart.getTime() === held.periodStart.getTime(),
+      suspendedThisPeriod: held.status === 'suspended' && !spending.rolledOver,
     }),
     createdAt: gate.createdAt.toISOString(),
     updatedAt: gate.updatedAt.toISOString(),

@@ -37,11 +37,22 @@ export function spendingStatusFor(gate: {
 export function effectiveSpending(
   gate: { spendingLimitPeriod: SpendingPeriod; spendingPeriodStart: Date; spendingCurrent: number },
   now: Date,
-): { current: number; periodStart: Date } {
+): { current: number; periodStart: Date; resetsAt: Date; rolledOver: boolean } {
   const start = periodStart(gate.spendingLimitPeriod, now);
-  return start.getTime() > gate.spendingPeriodStart.getTime()
-    ? { current: 0, periodStart: start }
-    : { current: gate.spendingCurrent, periodStart: gate.spendingPeriodStart };
+  const rolledOver = start.getTime() > gate.spendingPeriodStart.getTime();
+  return {
+    current: rolledOver ? 0 : gate.spendingCurrent,
+    // The period's own start (a UTC day or month), not when the counter was first written.
+    periodStart: start,
+    resetsAt: nextPeriodStart(gate.spendingLimitPeriod, start),
+    rolledOver,
+  };
+}
+
+export function nextPeriodStart(period: SpendingPeriod, start: Date): Date {
+  return period === 'daily'
+    ? new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), start.getUTCDate() + 1))
+    : new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1));
 }
 
 /**

@@ -43,6 +43,7 @@ function storedGate(overrides: Record<string, unknown> = {}) {
     spendingEnforcement: 'alert_only',
     spendingCurrent: 0,
     spendingPeriodStart: '2026-11-01T00:00:00.000Z',
+    spendingResetsAt: '2026-12-01T00:00:00.000Z',
     spendingStatus: 'active',
     createdAt: '2026-11-02T10:00:00.000Z',
     updatedAt: '2026-11-02T10:00:00.000Z',

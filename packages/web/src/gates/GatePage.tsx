@@ -56,6 +56,7 @@ const GateDetail = graphql(`
     spendingEnforcement
     spendingCurrent
     spendingPeriodStart
+    spendingResetsAt
     spendingStatus
     createdAt
     updatedAt

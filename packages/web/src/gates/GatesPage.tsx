@@ -24,6 +24,7 @@ const GatesQuery = graphql(`
           spendingLimitPeriod
           spendingEnforcement
           spendingPeriodStart
+          spendingResetsAt
           tags
         }
       }

@@ -6,6 +6,8 @@ export type GateSpending = {
   spendingEnforcement: string;
   spendingCurrent: number;
   spendingPeriodStart: string;
+  /** When the counter starts again from zero: the server's answer, not worked out here. */
+  spendingResetsAt: string;
   spendingStatus: string;
 };
 
@@ -23,12 +25,9 @@ export function spendingState(gate: GateSpending): SpendingState {
   return 'within-limit';
 }
 
-/** When the counter next starts again from zero: the next UTC day or month. */
-export function periodReset(gate: Pick<GateSpending, 'spendingLimitPeriod' | 'spendingPeriodStart'>): Date {
-  const start = new Date(gate.spendingPeriodStart);
-  return gate.spendingLimitPeriod === 'daily'
-    ? new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), start.getUTCDate() + 1))
-    : new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1));
+/** When the counter next starts again from zero (the next UTC day or month, as the server says). */
+export function periodReset(gate: Pick<GateSpending, 'spendingResetsAt'>): Date {
+  return new Date(gate.spendingResetsAt);
 }
 
 export const periodWords = (period: string) =>

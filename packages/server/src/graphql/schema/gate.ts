@@ -82,6 +82,11 @@ export const GateRef = builder.prismaObject('Gate', {
     spendingEnforcement: t.exposeString('spendingEnforcement', { description: oneOf(SPENDING_ENFORCEMENTS) }),
     spendingCurrent: t.float({ resolve: (g) => view(g).spendingCurrent }),
     spendingPeriodStart: t.field({ type: 'DateTime', resolve: (g) => new Date(view(g).spendingPeriodStart) }),
+    spendingResetsAt: t.field({
+      type: 'DateTime',
+      description: 'When the current period ends and spendingCurrent starts again at zero',
+      resolve: (g) => new Date(view(g).spendingResetsAt),
+    }),
     spendingStatus: t.string({ description: 'active or suspended', resolve: (g) => view(g).spendingStatus }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
