@@ -1,4 +1,5 @@
 import type { Page } from 'playwright-core';
+import { api } from './account.ts';
 
 /** What GET /v1/logs and GET /v1/logs/:id answer for one entry (the fields the tests read). */
 export type LoggedEntry = {
@@ -23,16 +24,10 @@ export type LoggedEntry = {
 
 /** The REST API as an application uses it, with the account's API key. */
 export function gatewayClient(baseUrl: string, apiKey: string) {
+  const request = api(baseUrl, apiKey);
   const call = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${baseUrl}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${apiKey}`,
-        ...(body !== undefined && { 'content-type': 'application/json' }),
-      },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    const { status, body: answer } = await request(method, path, body);
+    return { status, body: answer as Record<string, unknown> };
   };
 
   return {
