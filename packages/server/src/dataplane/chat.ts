@@ -141,7 +141,11 @@ export function createDataPlane(deps: DataPlaneDeps) {
       ...(onDelta && { onDelta }),
     });
     const violation = formatViolation(format, completion.content);
-    if (violation) throw new ProviderError('invalid_response', violation, null, completion.providerResponse);
+    if (violation) {
+      const error = new ProviderError('invalid_response', violation, null, completion.providerResponse);
+      error.providerRequest = completion.providerRequest;
+      throw error;
+    }
     if (hooks.onDelta && buffered.length > 0) {
       emit.started = true;
       hooks.onStreamStart?.(info);
@@ -203,7 +207,7 @@ export function createDataPlane(deps: DataPlaneDeps) {
         spendingWarning: fields.outcome?.spendingCrossed ?? false,
         stream: request?.stream ?? false,
         metadata: (request?.metadata as never) ?? undefined,
-        providerRequest: (completion?.providerRequest ?? (lastError ? params : undefined)) as never,
+        providerRequest: (completion?.providerRequest ?? lastError?.providerRequest ?? undefined) as never,
         providerResponse: (completion?.providerResponse ?? lastError?.providerResponse ?? undefined) as never,
         createdAt: new Date(),
       });

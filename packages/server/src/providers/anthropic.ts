@@ -12,6 +12,7 @@ import {
   type ToolCall,
   textOf,
   type Usage,
+  withWireRequest,
 } from './types.ts';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -278,6 +279,10 @@ export function createAnthropicAdapter(opts: {
   }
 
   return {
-    chat: (model, params, options) => (options.onDelta ? stream : complete)(model, params, options),
+    chat: (model, params, options) =>
+      withWireRequest(
+        () => anthropicRequestBody(model, params, Boolean(options.onDelta)),
+        (options.onDelta ? stream : complete)(model, params, options),
+      ),
   };
 }

@@ -13,6 +13,7 @@ import {
   type ToolCall,
   textOf,
   type Usage,
+  withWireRequest,
 } from './types.ts';
 
 type Part =
@@ -322,5 +323,11 @@ export function createGeminiAdapter(opts: { baseUrl: string; apiKey: string | un
     );
   }
 
-  return { chat: (model, params, options) => (options.onDelta ? stream : complete)(model, params, options) };
+  return {
+    chat: (model, params, options) =>
+      withWireRequest(
+        () => bodyFor(model, params),
+        (options.onDelta ? stream : complete)(model, params, options),
+      ),
+  };
 }

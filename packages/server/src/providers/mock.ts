@@ -18,6 +18,7 @@ import {
   ProviderError,
   type ToolCall,
   textOf,
+  withWireRequest,
 } from './types.ts';
 
 const DIRECTIVE = /\[mock:([a-z]+)(?:=([^\]@]*))?(?:@([^\]]+))?\]/g;
@@ -99,85 +100,89 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 
 export function createMockAdapter(opts: { latencyMs: number }): ProviderAdapter {
   return {
-    async chat(model: string, params: ChatParams, options: CallOptions): Promise<ChatCompletion> {
-      const lastUser = [...params.messages].reverse().find((m) => m.role === 'user');
-      const raw = textOf(lastUser?.content);
-      const directives = directivesOf(raw);
-      const prompt = raw.replace(DIRECTIVE, '').trim();
-      const request = { model, ...params };
-      try {
-        const delay = Number(directives.get('delay')?.value ?? opts.latencyMs);
-        if (delay > 0) await sleep(delay, options.signal);
-        if (applies(directives.get('timeout'), model)) await sleep(2 ** 31 - 1, options.signal);
-      } catch {
-        const reason = options.signal.reason as { name?: string } | undefined;
-        throw new ProviderError(
-          reason?.name === 'TimeoutError' ? 'timeout' : 'network',
-          'The mock did not answer in time',
-        );
-      }
-      const fail = directives.get('fail');
-      if (applies(fail, model)) {
-        const status = Number(fail?.value) || 500;
-        const body = { error: { message: `mock failure ${status}`, type: 'mock_error' } };
-        throw new ProviderError('http', `Provider answered ${status}: mock failure ${status}`, status, body);
-      }
-      if (directives.has('refuse')) {
-        throw new ProviderError('content_policy', 'The model refused to answer (mock)', null, null);
-      }
-      // After a tool result the model answers, as a real one would, so agent loops end.
-      const toolName = params.messages.at(-1)?.role === 'user' ? directives.get('tool')?.value : undefined;
-      const tool = toolName ? params.tools?.find((t) => t.function.name === toolName) : undefined;
-      const toolCalls: ToolCall[] = tool
-        ? [
-            {
-              id: 'call_mock_0',
-              type: 'function',
-              function: {
-                name: tool.function.name,
-                arguments: JSON.stringify(sampleOf(tool.function.parameters)),
-              },
-            },
-          ]
-        : [];
-      const content = tool ? null : answerText(model, params, prompt, directives);
-      const allPrompt = params.messages.map((m) => textOf(m.content as string)).join('\n');
-      const usage = {
-        promptTokens: estimateTokens(allPrompt),
-        completionTokens: estimateTokens(content ?? JSON.stringify(toolCalls)),
-      };
-      if (options.onDelta) {
-        for (const [index, call] of toolCalls.entries()) {
-          options.onDelta({
-            toolCalls: [{ index, id: call.id, name: call.function.name, arguments: call.function.arguments }],
-          });
-        }
-        for (const word of (content ?? '').match(/\S+\s*/g) ?? []) options.onDelta({ content: word });
-      }
-      const finishReason = tool ? 'tool_calls' : 'stop';
-      return {
-        content,
-        toolCalls,
-        finishReason,
-        usage,
-        providerRequest: request,
-        providerResponse: {
-          object: 'chat.completion',
-          model: `mock/${model}`,
-          choices: [
-            {
-              index: 0,
-              message: { role: 'assistant', content, ...(tool && { tool_calls: toolCalls }) },
-              finish_reason: finishReason,
-            },
-          ],
-          usage: {
-            prompt_tokens: usage.promptTokens,
-            completion_tokens: usage.completionTokens,
-            total_tokens: usage.promptTokens + usage.completionTokens,
-          },
-        },
-      };
-    },
+    // What the mock "receives" is the gateway's own request shape: its failures carry it too.
+    chat: (model, params, options) =>
+      withWireRequest(() => ({ model, ...params }), answer(model, params, options)),
   };
+
+  async function answer(model: string, params: ChatParams, options: CallOptions): Promise<ChatCompletion> {
+    const lastUser = [...params.messages].reverse().find((m) => m.role === 'user');
+    const raw = textOf(lastUser?.content);
+    const directives = directivesOf(raw);
+    const prompt = raw.replace(DIRECTIVE, '').trim();
+    const request = { model, ...params };
+    try {
+      const delay = Number(directives.get('delay')?.value ?? opts.latencyMs);
+      if (delay > 0) await sleep(delay, options.signal);
+      if (applies(directives.get('timeout'), model)) await sleep(2 ** 31 - 1, options.signal);
+    } catch {
+      const reason = options.signal.reason as { name?: string } | undefined;
+      throw new ProviderError(
+        reason?.name === 'TimeoutError' ? 'timeout' : 'network',
+        'The mock did not answer in time',
+      );
+    }
+    const fail = directives.get('fail');
+    if (applies(fail, model)) {
+      const status = Number(fail?.value) || 500;
+      const body = { error: { message: `mock failure ${status}`, type: 'mock_error' } };
+      throw new ProviderError('http', `Provider answered ${status}: mock failure ${status}`, status, body);
+    }
+    if (directives.has('refuse')) {
+      throw new ProviderError('content_policy', 'The model refused to answer (mock)', null, null);
+    }
+    // After a tool result the model answers, as a real one would, so agent loops end.
+    const toolName = params.messages.at(-1)?.role === 'user' ? directives.get('tool')?.value : undefined;
+    const tool = toolName ? params.tools?.find((t) => t.function.name === toolName) : undefined;
+    const toolCalls: ToolCall[] = tool
+      ? [
+          {
+            id: 'call_mock_0',
+            type: 'function',
+            function: {
+              name: tool.function.name,
+              arguments: JSON.stringify(sampleOf(tool.function.parameters)),
+            },
+          },
+        ]
+      : [];
+    const content = tool ? null : answerText(model, params, prompt, directives);
+    const allPrompt = params.messages.map((m) => textOf(m.content as string)).join('\n');
+    const usage = {
+      promptTokens: estimateTokens(allPrompt),
+      completionTokens: estimateTokens(content ?? JSON.stringify(toolCalls)),
+    };
+    if (options.onDelta) {
+      for (const [index, call] of toolCalls.entries()) {
+        options.onDelta({
+          toolCalls: [{ index, id: call.id, name: call.function.name, arguments: call.function.arguments }],
+        });
+      }
+      for (const word of (content ?? '').match(/\S+\s*/g) ?? []) options.onDelta({ content: word });
+    }
+    const finishReason = tool ? 'tool_calls' : 'stop';
+    return {
+      content,
+      toolCalls,
+      finishReason,
+      usage,
+      providerRequest: request,
+      providerResponse: {
+        object: 'chat.completion',
+        model: `mock/${model}`,
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content, ...(tool && { tool_calls: toolCalls }) },
+            finish_reason: finishReason,
+          },
+        ],
+        usage: {
+          prompt_tokens: usage.promptTokens,
+          completion_tokens: usage.completionTokens,
+          total_tokens: usage.promptTokens + usage.completionTokens,
+        },
+      },
+    };
+  }
 }

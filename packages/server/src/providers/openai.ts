@@ -13,6 +13,7 @@ import {
   ProviderError,
   type ToolCall,
   type Usage,
+  withWireRequest,
 } from './types.ts';
 
 export type OpenAIDialect = {
@@ -290,5 +291,11 @@ export function createOpenAIAdapter(dialect: OpenAIDialect): ProviderAdapter {
     };
   }
 
-  return { chat: (model, params, options) => (options.onDelta ? stream : complete)(model, params, options) };
+  return {
+    chat: (model, params, options) =>
+      withWireRequest(
+        () => openAIRequestBody(dialect, model, params, Boolean(options.onDelta)),
+        (options.onDelta ? stream : complete)(model, params, options),
+      ),
+  };
 }

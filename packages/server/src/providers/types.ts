@@ -101,6 +101,8 @@ export type ProviderErrorKind =
 /** A failed attempt; `retryable` says whether routing moves on to the next model. */
 export class ProviderError extends Error {
   readonly retryable: boolean;
+  /** The exact JSON the attempt sent, for the log (set by withWireRequest). */
+  providerRequest: unknown = null;
   constructor(
     readonly kind: ProviderErrorKind,
     message: string,
@@ -140,4 +142,17 @@ export function textOf(content: string | ContentPart[] | null | undefined): stri
     .filter((p): p is TextPart => p.type === 'text')
     .map((p) => p.text)
     .join('');
+}
+
+/**
+ * Runs a provider call; a failure carries the JSON the call sent (`wire()`, the same pure
+ * function the adapter sent from), so a failed entry's log shows what the provider received.
+ */
+export async function withWireRequest<T>(wire: () => unknown, call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (error) {
+    if (error instanceof ProviderError && error.providerRequest === null) error.providerRequest = wire();
+    throw error;
+  }
 }

@@ -121,6 +121,13 @@ describe('a fallback gate from OpenAI to Anthropic', () => {
     expect(attemptsOf(entry as never)).toEqual([
       expect.objectContaining({ model: PRIMARY, ok: false, status: 400 }),
     ]);
+    // The failed entry keeps the exact JSON OpenAI received, and what it answered.
+    expect((entry as { providerRequest: unknown }).providerRequest).toEqual(
+      openaiUpstream.upstream.last().body,
+    );
+    expect(JSON.stringify((entry as { providerResponse: unknown }).providerResponse)).toContain(
+      "Invalid value for 'temperature'",
+    );
   });
 
   it('streams from Anthropic when the OpenAI stream breaks before its first byte reached the client', async () => {
