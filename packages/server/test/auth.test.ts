@@ -211,7 +211,17 @@ describe('dashboard sessions', () => {
       .map((c) => c.split(';')[0])
       .join('; ');
     expect((await app.request('/v1/gates', { headers: { cookie: user.cookie } })).status).toBe(200);
-    const out = await app.request('/v1/auth/signout', { method: 'POST', headers: { cookie: user.cookie } });
+    // A cross-site form cannot end the session: without the CSRF header it is refused.
+    const forged = await app.request('/v1/auth/signout', {
+      method: 'POST',
+      headers: { cookie: user.cookie },
+    });
+    expect(forged.status).toBe(403);
+    expect((await app.request('/v1/gates', { headers: { cookie: user.cookie } })).status).toBe(200);
+    const out = await app.request('/v1/auth/signout', {
+      method: 'POST',
+      headers: { cookie: user.cookie, 'x-csrf-token': user.csrfToken },
+    });
     expect(out.status).toBe(204);
     expect(out.headers.getSetCookie().find((c) => c.startsWith('gh_session='))).toMatch(/Max-Age=0/i);
     const after = await app.request('/v1/gates', { headers: { cookie: user.cookie } });

@@ -2,7 +2,8 @@ import { Hono } from 'hono';
 import { getCookie } from 'hono/cookie';
 import type { Config } from '../config.ts';
 import { registerAccount, signIn, signOut } from '../domain/accounts.ts';
-import { SESSION_COOKIE } from '../http/auth.ts';
+import { UnauthorizedError } from '../domain/errors.ts';
+import { resolveActor, SESSION_COOKIE } from '../http/auth.ts';
 import { readJson } from '../http/errors.ts';
 import { clearedSessionCookies, sessionCookies } from '../http/session.ts';
 import { apiKeyView, userView } from '../http/views.ts';
@@ -29,7 +30,14 @@ export function authRoutes(config: Config) {
 
   app.post('/signout', async (c) => {
     const token = getCookie(c, SESSION_COOKIE);
-    if (token) await signOut(token);
+    // A live session ends only on a request that proves it comes from the dashboard (CSRF).
+    if (token) {
+      const actor = await resolveActor(c, { csrf: 'always' }).catch((error) => {
+        if (error instanceof UnauthorizedError) return null; // expired already: just clear the cookies
+        throw error;
+      });
+      if (actor?.sessionToken) await signOut(actor.sessionToken);
+    }
     for (const cookie of clearedSessionCookies(config)) c.header('set-cookie', cookie, { append: true });
     return c.body(null, 204);
   });
