@@ -117,8 +117,34 @@ function all(): Map<string, CatalogModel> {
   return catalog;
 }
 
+/**
+ * Self-hosted servers (Ollama, vLLM) serve whatever models their operator pulled: any
+ * `ollama/<name>` or `vllm/<name>` is accepted, free of charge, for chat and embeddings.
+ */
+const SELF_HOSTED = new Set(['ollama', 'vllm']);
+
+function selfHosted(id: string): CatalogModel | undefined {
+  const slash = id.indexOf('/');
+  const provider = id.slice(0, slash);
+  const name = id.slice(slash + 1);
+  if (slash < 0 || !SELF_HOSTED.has(provider) || !/^[\w.:@/-]{1,150}$/.test(name)) return undefined;
+  return {
+    id,
+    provider,
+    providerModel: name,
+    name,
+    taskTypes: ['chat', 'embeddings'],
+    inputPricePerMTok: 0,
+    outputPricePerMTok: 0,
+    cachedInputPricePerMTok: null,
+    contextWindow: null,
+    deprecated: false,
+    source: 'local',
+  };
+}
+
 export function findModel(id: string): CatalogModel | undefined {
-  return all().get(id);
+  return all().get(id) ?? selfHosted(id);
 }
 
 export function listModels(filter: { taskType?: TaskType; provider?: string } = {}): CatalogModel[] {
