@@ -22,7 +22,7 @@ import type { LogWriter } from './logWriter.ts';
 import { mergeRequest } from './merge.ts';
 import type { ChatRequest } from './request.ts';
 import { attemptOrder, type RoutingStrategy } from './routing.ts';
-import { formatViolation, withInjectedFormat } from './structured.ts';
+import { formatViolation, schemaProblem, withInjectedFormat } from './structured.ts';
 
 export type Attempt = {
   model: string;
@@ -122,12 +122,19 @@ export function createDataPlane(deps: DataPlaneDeps) {
     const native =
       !format || format.type === 'text' || deps.providers.nativeResponseFormat(provider, format.type);
     const sent = withInjectedFormat(params, native);
-    const timeout = AbortSignal.timeout(deps.attemptTimeoutMs);
-    const signal = hooks.signal ? AbortSignal.any([timeout, hooks.signal]) : timeout;
+    // The attempt must answer (or, streamed, start answering) within the timeout; a stream that
+    // has begun may then run as long as the model writes.
+    const deadline = new AbortController();
+    const timer = setTimeout(
+      () => deadline.abort(new DOMException('The provider did not answer in time', 'TimeoutError')),
+      deps.attemptTimeoutMs,
+    );
+    const signal = hooks.signal ? AbortSignal.any([deadline.signal, hooks.signal]) : deadline.signal;
     // With a JSON contract the answer is checked before any of it reaches the client.
     const buffered: StreamDelta[] = [];
     const onDelta = hooks.onDelta
       ? (delta: StreamDelta) => {
+          clearTimeout(timer);
           if (format) return void buffered.push(delta);
           if (!emit.started) {
             emit.started = true;
@@ -136,10 +143,9 @@ export function createDataPlane(deps: DataPlaneDeps) {
           hooks.onDelta?.(delta);
         }
       : undefined;
-    const completion = await adapter.chat(catalogModel.providerModel, sent, {
-      signal,
-      ...(onDelta && { onDelta }),
-    });
+    const completion = await adapter
+      .chat(catalogModel.providerModel, sent, { signal, ...(onDelta && { onDelta }) })
+      .finally(() => clearTimeout(timer));
     const violation = formatViolation(format, completion.content);
     if (violation) {
       const error = new ProviderError('invalid_response', violation, null, completion.providerResponse);
@@ -233,6 +239,8 @@ export function createDataPlane(deps: DataPlaneDeps) {
       );
       ignoredOverrides = merged.ignoredOverrides;
       params = merged.params;
+      const badSchema = schemaProblem(params.responseFormat);
+      if (badSchema) throw new ValidationError([{ path: 'responseFormat', message: badSchema }]);
       if (merged.model !== gate.model) {
         const problem = modelProblem(merged.model, gate.taskType as TaskType);
         if (problem) throw new ValidationError([{ path: 'model', message: problem }]);
@@ -295,13 +303,19 @@ export function createDataPlane(deps: DataPlaneDeps) {
       const costUsd = costOf(modelUsed, usage);
       let spendingWarning = false;
       let spendingCrossed = false;
-      if (reservation) {
-        await deps.ledger.settle(reservation, costUsd);
-        reservation = null;
-      } else {
-        const s = await deps.ledger.add(gate.id, costUsd, gate.spendingLimit !== null);
-        spendingWarning = s.overLimit;
-        spendingCrossed = s.crossed;
+      // The answer exists and was paid for: failing to record its spending is reported, never
+      // turned into an error for the client (nor into a second settlement at zero).
+      const held = reservation;
+      reservation = null;
+      try {
+        if (held) await deps.ledger.settle(held, costUsd);
+        else {
+          const s = await deps.ledger.add(gate.id, costUsd, gate.spendingLimit !== null);
+          spendingWarning = s.overLimit;
+          spendingCrossed = s.crossed;
+        }
+      } catch (error) {
+        console.error('spending: could not record', costUsd, 'USD for gate', gate.id, error);
       }
 
       const outcome: ChatOutcome = {

@@ -109,7 +109,6 @@ export function createLocalLedger(): SpendingLedger {
           [gateId],
         )
         .then(([row]) => {
-          loading.delete(gateId);
           if (!row) return null;
           const state: GateSpending = {
             gateId,
@@ -122,9 +121,12 @@ export function createLocalLedger(): SpendingLedger {
             alertedAt: row.spending_alerted_at === null ? null : new Date(row.spending_alerted_at),
             dirty: false,
           };
-          gates.set(gateId, state);
+          // Read before a settings change finished: the change's reload must win, so keep nothing.
+          if (!barriers.has(gateId)) gates.set(gateId, state);
           return state;
-        });
+        })
+        // Whatever happens, the next request reads afresh: a failed read must not stick.
+        .finally(() => loading.delete(gateId));
       loading.set(gateId, pending);
     }
     return pending;
@@ -201,6 +203,7 @@ export function createLocalLedger(): SpendingLedger {
     });
     barriers.set(gateId, barrier);
     try {
+      await loading.get(gateId)?.catch(() => {});
       // Write what this process holds, then let the database decide with the new settings;
       // the next request reloads the gate from there.
       while (gates.get(gateId)?.dirty) await flush();

@@ -5,7 +5,8 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { ChatParams, ResponseFormat } from '../providers/types.ts';
 
-const ajv = new Ajv({ allErrors: false, strict: false });
+// addUsedSchema: false, so a client schema's $id is never registered on the shared instance.
+const ajv = new Ajv({ allErrors: false, strict: false, addUsedSchema: false });
 const validators = new Map<string, ValidateFunction | Error>();
 
 function validatorFor(schema: Record<string, unknown>): ValidateFunction | Error {
@@ -17,7 +18,10 @@ function validatorFor(schema: Record<string, unknown>): ValidateFunction | Error
     } catch (error) {
       v = new Error(`the response schema is not a valid JSON schema: ${(error as Error).message}`);
     }
-    if (validators.size > 1000) validators.clear();
+    if (validators.size > 1000) {
+      validators.clear();
+      ajv.removeSchema();
+    }
     validators.set(key, v);
   }
   return v;
@@ -61,4 +65,11 @@ export function formatViolation(format: ResponseFormat | undefined, content: str
 export function stripFence(content: string): string {
   const m = /^\s*```(?:json)?\s*\n([\s\S]*?)\n```\s*$/.exec(content);
   return m ? (m[1] as string) : content;
+}
+
+/** Why a response schema cannot be used, or null: checked before any provider is called. */
+export function schemaProblem(format: ResponseFormat | undefined): string | null {
+  if (format?.type !== 'json_schema') return null;
+  const validate = validatorFor(format.json_schema.schema);
+  return validate instanceof Error ? validate.message : null;
 }

@@ -171,12 +171,14 @@ export async function updateGate(userId: string, id: string, raw: unknown): Prom
     parsed.value.spendingEnforcement !== undefined ||
     parsed.value.spendingLimitPeriod !== undefined;
   try {
-    forgetGate(existing.id);
     const updated = await prisma.gate.update({ where: { id: existing.id }, data: toData(parsed.value) });
-    if (!spendingTouched) return updated;
-    // A changed limit, enforcement or period takes effect at once.
-    await spendingSettingsChanged(existing.id);
-    return await prisma.gate.findUniqueOrThrow({ where: { id: existing.id } });
+    if (spendingTouched) {
+      // A changed limit, enforcement or period takes effect at once.
+      await spendingSettingsChanged(existing.id);
+    }
+    // Forgotten after the write, so a request reading meanwhile cannot cache the old gate.
+    forgetGate(existing.id);
+    return spendingTouched ? await prisma.gate.findUniqueOrThrow({ where: { id: existing.id } }) : updated;
   } catch (error) {
     if (isUniqueViolation(error)) throw nameTaken();
     throw error;
@@ -185,8 +187,8 @@ export async function updateGate(userId: string, id: string, raw: unknown): Prom
 
 export async function deleteGate(userId: string, id: string): Promise<void> {
   const gate = await getGate(userId, id);
-  forgetGate(gate.id);
   await prisma.gate.delete({ where: { id: gate.id } });
+  forgetGate(gate.id);
 }
 
 /** The gate as clients see it: money as numbers, spending as of now. */

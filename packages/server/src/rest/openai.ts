@@ -165,7 +165,11 @@ export function openAIRoutes(dataPlane: DataPlane) {
     const gateId = gateIdOf(c, body);
     const gate = await loadGate(c.var.actor.user.id, gateId);
     const caller = { userId: c.var.actor.user.id, endpoint: '/v1/chat/completions' };
-    const b = body as { model?: unknown; stream?: unknown; stream_options?: { include_usage?: unknown } };
+    const b = (body ?? {}) as {
+      model?: unknown;
+      stream?: unknown;
+      stream_options?: { include_usage?: unknown };
+    };
     const parse = () => fromOpenAI(parseWith(openAIChatSchema, body), b.model === gate.id);
     if (b.stream !== true) {
       const outcome = await dataPlane.chat(caller, gate, parse, { signal: c.req.raw.signal });
