@@ -92,6 +92,12 @@ async function insert(entries: LogEntryData[]): Promise<void> {
   await sql().query(INSERT, [JSON.stringify(entries.map(rowOf))]);
 }
 
+/** Errors about the data itself (SQLSTATE classes 22 and 23), as opposed to the database being away. */
+function isDataError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^2[23]/.test(code);
+}
+
 export type LogWriterOptions = { batchSize?: number; intervalMs?: number; maxQueue?: number };
 
 export function createLogWriter(opts: LogWriterOptions = {}) {
@@ -103,6 +109,8 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
   let closed = false;
   let written = 0;
 
+  let failures = 0;
+
   async function writeAll(): Promise<void> {
     while (queue.length > 0) {
       const batch = queue.slice(0, batchSize);
@@ -110,7 +118,18 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
         await insert(batch);
         queue = queue.slice(batch.length);
         written += batch.length;
+        failures = 0;
       } catch (error) {
+        if (!isDataError(error)) {
+          // The database is away: keep every entry queued and try again, backing off.
+          failures += 1;
+          console.error(
+            `log writer: cannot write (${failures} in a row); ${queue.length} entries stay queued`,
+            error,
+          );
+          await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** failures, 5000)));
+          return;
+        }
         // A bad entry must not block the rest: write one by one and report the ones refused.
         console.error('log writer: batch insert failed, retrying entries one by one', error);
         queue = queue.slice(batch.length);
@@ -133,6 +152,12 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
     return writing;
   }
 
+  /** Flushes until the queue is empty; gives up, saying how much is lost, after 6 failures in a row. */
+  async function writeOut(): Promise<void> {
+    while ((queue.length > 0 || writing) && failures < 6) await flush();
+    if (queue.length > 0) console.error(`log writer: ${queue.length} entries could not be written`);
+  }
+
   const timer = setInterval(() => {
     if (queue.length > 0) void flush();
   }, intervalMs);
@@ -145,14 +170,12 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
       queue.push(entry);
       if (queue.length >= batchSize) void flush();
     },
-    /** Writes everything queued; resolves when the queue is empty. */
-    async drain(): Promise<void> {
-      while (queue.length > 0 || writing) await flush();
-    },
+    /** Writes everything queued; resolves when the queue is empty (or the database stays away). */
+    drain: () => writeOut(),
     async close(): Promise<void> {
       closed = true;
       clearInterval(timer);
-      while (queue.length > 0 || writing) await flush();
+      await writeOut();
     },
     stats: () => ({ queued: queue.length, written }),
   };
