@@ -1,18 +1,13 @@
 import { prisma } from '../db/client.ts';
 import type { User } from '../generated/prisma/client.ts';
 import { credentialsSchema } from '../rules/account.ts';
-import { issuesFromZod } from '../rules/issues.ts';
 import { createApiKey, type IssuedApiKey } from './apiKeys.ts';
-import { ConflictError, ForbiddenError, UnauthorizedError, ValidationError } from './errors.ts';
+import { ConflictError, ForbiddenError, parseWith, UnauthorizedError } from './errors.ts';
 import { hashPassword, randomToken, sha256, verifyPassword } from './secrets.ts';
 
 export type SessionGrant = { token: string; csrfToken: string; expiresAt: Date; user: User };
 
-function parseCredentials(raw: unknown) {
-  const parsed = credentialsSchema.safeParse(raw);
-  if (!parsed.success) throw new ValidationError(issuesFromZod(parsed.error));
-  return parsed.data;
-}
+const parseCredentials = (raw: unknown) => parseWith(credentialsSchema, raw);
 
 /** Anyone may sign up while no account exists, or when open sign-up is configured. */
 export async function signUp(raw: unknown, opts: { openSignup: boolean }): Promise<User> {

@@ -2,8 +2,7 @@ import { z } from 'zod';
 import { prisma } from '../db/client.ts';
 import type { ApiKey, User } from '../generated/prisma/client.ts';
 import { apiKeyCreateSchema } from '../rules/account.ts';
-import { issuesFromZod } from '../rules/issues.ts';
-import { NotFoundError, ValidationError } from './errors.ts';
+import { NotFoundError, parseWith } from './errors.ts';
 import { randomToken, sha256 } from './secrets.ts';
 
 /** Every key starts so: easy to spot in code and for secret scanners. */
@@ -18,13 +17,12 @@ const lastUsedWritten = new Map<string, number>();
 export type IssuedApiKey = { apiKey: ApiKey; key: string };
 
 export async function createApiKey(userId: string, raw: unknown): Promise<IssuedApiKey> {
-  const parsed = apiKeyCreateSchema.safeParse(raw);
-  if (!parsed.success) throw new ValidationError(issuesFromZod(parsed.error));
+  const { name } = parseWith(apiKeyCreateSchema, raw);
   const key = `${API_KEY_PREFIX}${randomToken(32)}`;
   const apiKey = await prisma.apiKey.create({
     data: {
       userId,
-      name: parsed.data.name,
+      name,
       prefix: key.slice(0, VISIBLE_PREFIX_LENGTH),
       keyHash: sha256(key),
     },

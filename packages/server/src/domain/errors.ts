@@ -1,3 +1,6 @@
+import type { z } from 'zod';
+import { issuesFromZod } from '../rules/issues.ts';
+
 /** A problem with one input field; `path` is dotted ("fallbackModels.1"), empty for the whole body. */
 export type FieldIssue = { path: string; message: string };
 
@@ -92,4 +95,11 @@ function describeIssues(issues: FieldIssue[]): string {
   const where = first.path ? `${first.path}: ` : '';
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
   return `Invalid request: ${where}${first.message}${more}`;
+}
+
+/** Parses with a zod schema, or throws a ValidationError naming each bad field. */
+export function parseWith<T extends z.ZodType>(schema: T, raw: unknown): z.output<T> {
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw new ValidationError(issuesFromZod(parsed.error));
+  return parsed.data;
 }

@@ -9,10 +9,16 @@ import {
   parseGateInput,
   TASK_TYPES,
 } from '../rules/gate.ts';
-import { issuesFromZod } from '../rules/issues.ts';
 import { isStorableText, STORABLE_TEXT_MESSAGE } from '../rules/storable.ts';
 import { modelProblem } from './catalog.ts';
-import { ConflictError, type FieldIssue, NotFoundError, PlanLimitError, ValidationError } from './errors.ts';
+import {
+  ConflictError,
+  type FieldIssue,
+  NotFoundError,
+  PlanLimitError,
+  parseWith,
+  ValidationError,
+} from './errors.ts';
 import { forgetGate } from './gateCache.ts';
 import { planOf } from './plans.ts';
 import {
@@ -137,9 +143,7 @@ export async function getGate(userId: string, id: string): Promise<Gate> {
 }
 
 export async function listGates(userId: string, rawQuery: unknown): Promise<Page<Gate>> {
-  const parsed = gateListQuerySchema.safeParse(rawQuery);
-  if (!parsed.success) throw new ValidationError(issuesFromZod(parsed.error));
-  const { limit, cursor, tag, taskType } = parsed.data;
+  const { limit, cursor, tag, taskType } = parseWith(gateListQuerySchema, rawQuery);
   const where: Prisma.GateWhereInput = {
     userId,
     ...(tag && { tags: { has: tag } }),

@@ -4,8 +4,7 @@
  */
 import { z } from 'zod';
 import { prisma, sql } from '../db/client.ts';
-import { issuesFromZod } from '../rules/issues.ts';
-import { NotFoundError, ValidationError } from './errors.ts';
+import { NotFoundError, parseWith } from './errors.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -110,11 +109,7 @@ export function logSummary(row: SummaryRow) {
 
 export type LogSummary = ReturnType<typeof logSummary>;
 
-function parseQuery(raw: unknown) {
-  const parsed = logQuerySchema.safeParse(raw);
-  if (!parsed.success) throw new ValidationError(issuesFromZod(parsed.error));
-  return parsed.data;
-}
+const parseQuery = (raw: unknown) => parseWith(logQuerySchema, raw);
 
 /** A page of the caller's entries, newest first; the cursor continues exactly after the last. */
 export async function listLogs(userId: string, raw: unknown) {
@@ -191,9 +186,7 @@ function parseWindow<S extends typeof overviewQuerySchema | typeof seriesQuerySc
   schema: S,
   raw: unknown,
 ) {
-  const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw new ValidationError(issuesFromZod(parsed.error));
-  const data = parsed.data as z.output<S>;
+  const data = parseWith(schema, raw) as z.output<S>;
   const until = data.until ?? new Date(Date.now() + 60_000);
   const since = data.since ?? new Date(until.getTime() - 30 * DAY_MS);
   return { ...data, since, until };

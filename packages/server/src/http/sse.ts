@@ -3,11 +3,23 @@ import type { StreamDelta } from '../providers/types.ts';
 
 const encoder = new TextEncoder();
 
+/** Response headers that tell what the gateway did besides answering. */
+export function outcomeHeaders(
+  o: Pick<ChatOutcome, 'id' | 'modelUsed' | 'ignoredOverrides'> & Partial<ChatOutcome>,
+) {
+  return {
+    'x-gatehouse-request-id': o.id,
+    'x-gatehouse-model-used': o.modelUsed,
+    ...(o.costUsd !== undefined && { 'x-gatehouse-cost-usd': String(o.costUsd) }),
+    ...(o.ignoredOverrides.length > 0 && { 'x-gatehouse-ignored-overrides': o.ignoredOverrides.join(',') }),
+    ...(o.spendingWarning && { 'x-gatehouse-spending-warning': 'spending limit reached' }),
+  };
+}
+
 export type SseFormat = {
   delta(start: StreamStart, delta: StreamDelta): unknown[];
   end(start: StreamStart, outcome: ChatOutcome): unknown[];
   error(error: unknown): unknown;
-  headers(start: StreamStart): Record<string, string>;
 };
 
 /**
@@ -82,7 +94,11 @@ export async function streamChat(
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
       connection: 'keep-alive',
-      ...format.headers(streamStart),
+      ...outcomeHeaders({
+        id: streamStart.id,
+        modelUsed: streamStart.model,
+        ignoredOverrides: streamStart.ignoredOverrides,
+      }),
     },
   });
 }

@@ -9,6 +9,8 @@ import {
   type FinishReason,
   type ProviderAdapter,
   ProviderError,
+  parseDataUrl,
+  parseToolArguments,
   type ToolCall,
   textOf,
   type Usage,
@@ -45,9 +47,9 @@ type WireResponse = {
 };
 
 function imageBlock(url: string): Block {
-  const data = /^data:([^;]+);base64,(.*)$/s.exec(url);
+  const data = parseDataUrl(url);
   return data
-    ? { type: 'image', source: { type: 'base64', media_type: data[1] as string, data: data[2] as string } }
+    ? { type: 'image', source: { type: 'base64', media_type: data.mediaType, data: data.data } }
     : { type: 'image', source: { type: 'url', url } };
 }
 
@@ -57,14 +59,6 @@ function blocksOf(content: string | ContentPart[] | null): Block[] {
   return content.map((part) =>
     part.type === 'text' ? { type: 'text', text: part.text } : imageBlock(part.image_url.url),
   );
-}
-
-function parseArguments(args: string): unknown {
-  try {
-    return JSON.parse(args || '{}');
-  } catch {
-    return {};
-  }
 }
 
 /** System prompt apart; tool results become user turns; consecutive turns of one role merge. */
@@ -87,7 +81,7 @@ export function toAnthropicMessages(messages: ChatMessage[]): { system?: string;
             type: 'tool_use',
             id: c.id,
             name: c.function.name,
-            input: parseArguments(c.function.arguments),
+            input: parseToolArguments(c.function.arguments),
           }),
         ),
       ]);
@@ -252,7 +246,7 @@ export function createAnthropicAdapter(opts: {
         case 'content_block_stop': {
           const i = data.index ?? 0;
           const block = (message.content as Block[])[i];
-          if (block?.type === 'tool_use') block.input = parseArguments(partialJson.get(i) ?? '');
+          if (block?.type === 'tool_use') block.input = parseToolArguments(partialJson.get(i) ?? '');
           break;
         }
         case 'message_delta':

@@ -10,6 +10,8 @@ import {
   type FinishReason,
   type ProviderAdapter,
   ProviderError,
+  parseDataUrl,
+  parseToolArguments,
   type ToolCall,
   textOf,
   type Usage,
@@ -43,19 +45,11 @@ function partsOf(content: string | ContentPart[] | null): Part[] {
   if (typeof content === 'string') return content ? [{ text: content }] : [];
   return content.map((part): Part => {
     if (part.type === 'text') return { text: part.text };
-    const data = /^data:([^;]+);base64,(.*)$/s.exec(part.image_url.url);
+    const data = parseDataUrl(part.image_url.url);
     return data
-      ? { inlineData: { mimeType: data[1] as string, data: data[2] as string } }
+      ? { inlineData: { mimeType: data.mediaType, data: data.data } }
       : { fileData: { fileUri: part.image_url.url } };
   });
-}
-
-function parseArguments(args: string): unknown {
-  try {
-    return JSON.parse(args || '{}');
-  } catch {
-    return {};
-  }
 }
 
 /** A tool's output as the JSON object functionResponse needs: its own when it is one, else wrapped. */
@@ -113,7 +107,7 @@ export function toGeminiContents(
             opts.signatureOf?.(c.id) ??
             (i === 0 && opts.requireSignatures ? SIGNATURE_PLACEHOLDER : undefined);
           return {
-            functionCall: { name: c.function.name, args: parseArguments(c.function.arguments) },
+            functionCall: { name: c.function.name, args: parseToolArguments(c.function.arguments) },
             ...(signature && { thoughtSignature: signature }),
           };
         }),

@@ -156,3 +156,18 @@ export async function withWireRequest<T>(wire: () => unknown, call: Promise<T>):
     throw error;
   }
 }
+
+/** A tool call's arguments as JSON; a model's malformed arguments read as no arguments. */
+export function parseToolArguments(args: string): unknown {
+  try {
+    return JSON.parse(args || '{}');
+  } catch {
+    return {};
+  }
+}
+
+/** The media type and base64 data of a `data:` URL, or null for any other URL. */
+export function parseDataUrl(url: string): { mediaType: string; data: string } | null {
+  const m = /^data:([^;]+);base64,(.*)$/s.exec(url);
+  return m ? { mediaType: m[1] as string, data: m[2] as string } : null;
+}

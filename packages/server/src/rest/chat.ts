@@ -3,32 +3,11 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { ChatOutcome, DataPlane, StreamStart } from '../dataplane/chat.ts';
 import { fromNative, nativeChatSchema } from '../dataplane/request.ts';
-import { DomainError, ValidationError } from '../domain/errors.ts';
+import { DomainError, parseWith, ValidationError } from '../domain/errors.ts';
 import { loadGate } from '../domain/gateCache.ts';
 import { errorBody, readJson } from '../http/errors.ts';
 import type { ActorEnv } from '../http/middleware.ts';
-import { streamChat } from '../http/sse.ts';
-import { issuesFromZod } from '../rules/issues.ts';
-
-/** Response headers that tell what the gateway did besides answering. */
-export function outcomeHeaders(
-  o: Pick<ChatOutcome, 'id' | 'modelUsed' | 'ignoredOverrides'> & Partial<ChatOutcome>,
-) {
-  return {
-    'x-gatehouse-request-id': o.id,
-    'x-gatehouse-model-used': o.modelUsed,
-    ...(o.costUsd !== undefined && { 'x-gatehouse-cost-usd': String(o.costUsd) }),
-    ...(o.ignoredOverrides.length > 0 && { 'x-gatehouse-ignored-overrides': o.ignoredOverrides.join(',') }),
-    ...(o.spendingWarning && { 'x-gatehouse-spending-warning': 'spending limit reached' }),
-  };
-}
-
-/** Parses with a zod schema, or throws a ValidationError naming each bad field. */
-export function parseWith<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
-  const parsed = schema.safeParse(body);
-  if (!parsed.success) throw new ValidationError(issuesFromZod(parsed.error));
-  return parsed.data;
-}
+import { outcomeHeaders, streamChat } from '../http/sse.ts';
 
 function nativeAnswer(o: ChatOutcome) {
   return {
@@ -77,6 +56,4 @@ const nativeSse = {
     error instanceof DomainError
       ? errorBody(error.code, error.message)
       : errorBody('upstream_error', 'The stream failed'),
-  headers: (s: StreamStart) =>
-    outcomeHeaders({ id: s.id, modelUsed: s.model, ignoredOverrides: s.ignoredOverrides }),
 };

@@ -11,14 +11,13 @@ import type { ChatOutcome, DataPlane, StreamStart } from '../dataplane/chat.ts';
 import { fromOpenAI, openAIChatSchema } from '../dataplane/request.ts';
 import { prisma } from '../db/client.ts';
 import { findModel } from '../domain/catalog.ts';
-import { DomainError, HTTP_STATUS, ValidationError } from '../domain/errors.ts';
+import { DomainError, HTTP_STATUS, parseWith, ValidationError } from '../domain/errors.ts';
 import { loadGate } from '../domain/gateCache.ts';
 import { readJson } from '../http/errors.ts';
 import type { ActorEnv } from '../http/middleware.ts';
 import { requireActor } from '../http/middleware.ts';
-import { streamChat } from '../http/sse.ts';
+import { outcomeHeaders, streamChat } from '../http/sse.ts';
 import type { StreamDelta } from '../providers/types.ts';
-import { outcomeHeaders, parseWith } from './chat.ts';
 
 export const GATE_HEADER = 'x-gatehouse-gate-id';
 
@@ -129,8 +128,6 @@ function sseFormat(includeUsage: boolean) {
         : []),
     ],
     error: (error: unknown) => openAIError(error).body,
-    headers: (s: StreamStart) =>
-      outcomeHeaders({ id: s.id, modelUsed: s.model, ignoredOverrides: s.ignoredOverrides }),
   };
 }
 
