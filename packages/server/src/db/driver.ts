@@ -1,7 +1,8 @@
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { openPgliteThread } from './pgliteThread.ts';
 
 /** The raw connection under Prisma: the migrator and the drift test speak SQL through it. */
 export type SqlDriver = {
@@ -9,6 +10,8 @@ export type SqlDriver = {
   /** Runs a script of one or more statements. */
   exec(sql: string): Promise<void>;
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** Runs the statements in one transaction: all of them take effect, or none. */
+  transaction(statements: { sql: string; params: unknown[] }[]): Promise<void>;
   adapter: PrismaPg | PrismaPGlite;
   close(): Promise<void>;
 };
@@ -16,14 +19,20 @@ export type SqlDriver = {
 export async function openPglite(dataDir: string): Promise<SqlDriver> {
   // PostgreSQL's default 128 MB of shared buffers would sit in this process's memory for good;
   // the operating system's file cache backs a smaller pool just as well for a gateway's load.
-  const db = await PGlite.create(dataDir, { postgresqlconf: ['shared_buffers=16MB'] });
+  // It runs on a thread of its own (pgliteThread.ts), so its statements never block a request.
+  const db = await openPgliteThread(dataDir, { postgresqlconf: ['shared_buffers=16MB'] });
   return {
     kind: 'pglite',
     exec: async (sql) => {
       await db.exec(sql);
     },
     query: async <T>(sql: string, params?: unknown[]) => (await db.query<T>(sql, params as unknown[])).rows,
-    adapter: new PrismaPGlite(db),
+    transaction: async (statements) => {
+      await db.transaction(async (tx) => {
+        for (const s of statements) await tx.query(s.sql, s.params);
+      });
+    },
+    adapter: new PrismaPGlite(db as PGlite),
     close: () => db.close(),
   };
 }
@@ -44,6 +53,19 @@ export async function openPostgres(url: string, schema?: string): Promise<SqlDri
       await pool.query(sql);
     },
     query: async <T>(sql: string, params?: unknown[]) => (await pool.query(sql, params)).rows as T[],
+    transaction: async (statements) => {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        for (const s of statements) await client.query(s.sql, s.params);
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
     adapter: new PrismaPg(pool, schema ? { schema } : undefined),
     close: () => pool.end(),
   };

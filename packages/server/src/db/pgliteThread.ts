@@ -1,0 +1,156 @@
+/**
+ * The embedded database on a thread of its own (pglite-worker.mjs), behind the part of PGlite's
+ * interface that this server and Prisma's PGlite adapter use: query, exec, transaction, close.
+ *
+ * PGlite runs each statement synchronously on the thread that calls it; on the request thread a
+ * batch of log entries held every request up for its whole duration. Here the statements run on
+ * the other core while requests go on.
+ */
+import { Worker } from 'node:worker_threads';
+import { messages, type PGlite, type PGliteOptions, type Results } from '@electric-sql/pglite';
+
+type ParserMap = Record<number, (value: string, typeId: number) => unknown>;
+type QueryOptions = { rowMode?: 'array' | 'object'; parsers?: ParserMap };
+type WireError = {
+  message: string;
+  database: boolean;
+  length: number;
+  name: string;
+  fields: Record<string, unknown>;
+};
+type Reply = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: WireError };
+
+function toError(wire: WireError, sql?: string): Error {
+  const error = wire.database
+    ? new messages.DatabaseError(wire.message, wire.length, wire.name as 'error')
+    : new Error(wire.message);
+  Object.assign(error, wire.fields, sql === undefined ? {} : { query: sql });
+  return error;
+}
+
+/**
+ * Applies the caller's own parsers on this side: the worker returned those types as text, since
+ * functions cannot cross threads.
+ */
+function parse<T>(results: Results<T>, parsers: ParserMap | undefined, rowMode: string | undefined) {
+  if (!parsers) return results;
+  const columns = results.fields
+    .map((field, index) => ({
+      index,
+      name: field.name,
+      type: field.dataTypeID,
+      parser: parsers[field.dataTypeID],
+    }))
+    .filter((c) => c.parser !== undefined);
+  if (columns.length === 0) return results;
+  for (const row of results.rows as unknown as Record<string | number, unknown>[]) {
+    for (const c of columns) {
+      const key = rowMode === 'array' ? c.index : c.name;
+      const value = row[key];
+      if (value !== null && value !== undefined) row[key] = c.parser?.(value as string, c.type);
+    }
+  }
+  return results;
+}
+
+export type PGliteThread = Pick<PGlite, 'query' | 'exec' | 'transaction' | 'close'>;
+
+export async function openPgliteThread(dataDir: string, options: PGliteOptions): Promise<PGliteThread> {
+  const worker = new Worker(new URL('./pglite-worker.mjs', import.meta.url), {
+    workerData: { dataDir, options },
+    // The worker is plain JavaScript: it needs none of the parent's loaders (tsx).
+    execArgv: [],
+  });
+  const waiting = new Map<number, { resolve(v: unknown): void; reject(e: Error): void; sql?: string }>();
+  let nextId = 1;
+  let exited: Error | null = null;
+
+  await new Promise<void>((resolve, reject) => {
+    worker.once('message', (m: { ready: boolean; error?: WireError }) =>
+      m.ready ? resolve() : reject(toError(m.error as WireError)),
+    );
+    worker.once('error', reject);
+  });
+  worker.on('message', (reply: Reply) => {
+    const call = waiting.get(reply.id);
+    if (!call) return;
+    waiting.delete(reply.id);
+    if (reply.ok) call.resolve(reply.result);
+    else call.reject(toError(reply.error, call.sql));
+  });
+  const fail = (error: Error) => {
+    exited = error;
+    for (const call of waiting.values()) call.reject(error);
+    waiting.clear();
+  };
+  worker.on('error', fail);
+  worker.on('exit', (code) => fail(new Error(`the database thread exited (code ${code})`)));
+
+  function call<T>(op: string, fields: Record<string, unknown> = {}): Promise<T> {
+    if (exited) return Promise.reject(exited);
+    const id = nextId++;
+    return new Promise<T>((resolve, reject) => {
+      waiting.set(id, { resolve: resolve as (v: unknown) => void, reject, sql: fields.sql as string });
+      worker.postMessage({ id, op, ...fields });
+    });
+  }
+
+  const queryFields = (options: QueryOptions | undefined, tx: number | undefined) => ({
+    ...(tx !== undefined && { tx }),
+    ...(options?.rowMode && { rowMode: options.rowMode }),
+    ...(options?.parsers && { rawTypes: Object.keys(options.parsers).map(Number) }),
+  });
+
+  const queryOn =
+    (tx?: number) =>
+    async <T>(sql: string, params?: unknown[], options?: QueryOptions): Promise<Results<T>> => {
+      const results = await call<Results<T>>('query', {
+        sql,
+        params: params ?? [],
+        ...queryFields(options, tx),
+      });
+      return parse(results, options?.parsers, options?.rowMode);
+    };
+  const execOn =
+    (tx?: number) =>
+    async (sql: string, options?: QueryOptions): Promise<Results[]> => {
+      const results = await call<Results[]>('exec', { sql, ...queryFields(options, tx) });
+      return results.map((r) => parse(r, options?.parsers, options?.rowMode));
+    };
+
+  return {
+    query: queryOn() as PGlite['query'],
+    exec: execOn() as PGlite['exec'],
+    async transaction<T>(callback: Parameters<PGlite['transaction']>[0]): Promise<T> {
+      const tx = await call<number>('begin');
+      let ended: Promise<unknown> | null = null;
+      const end = (op: 'commit' | 'rollback') => {
+        ended ??= call(op, { tx });
+        return ended;
+      };
+      const handle = {
+        query: queryOn(tx),
+        exec: execOn(tx),
+        rollback: async () => {
+          await end('rollback');
+        },
+        get closed() {
+          return ended !== null;
+        },
+      };
+      try {
+        const result = (await callback(handle as never)) as T;
+        await end('commit');
+        return result;
+      } catch (error) {
+        await end('rollback').catch(() => {});
+        throw error;
+      }
+    },
+    async close() {
+      if (exited) return;
+      await call('close');
+      await worker.terminate();
+    },
+  };
+}

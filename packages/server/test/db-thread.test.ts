@@ -1,0 +1,104 @@
+/**
+ * The embedded database runs on a thread of its own (src/db/pgliteThread.ts). What the server
+ * relies on across that boundary: statements do not hold up the request thread, errors keep
+ * PGlite's class and fields (Prisma maps them by both), transactions commit or roll back whole,
+ * and a caller's own parsers still apply.
+ */
+import { messages } from '@electric-sql/pglite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPgliteThread, type PGliteThread } from '../src/db/pgliteThread.ts';
+
+let db: PGliteThread;
+
+beforeAll(async () => {
+  db = await openPgliteThread('memory://', {});
+  await db.exec('CREATE TABLE items (id integer PRIMARY KEY, price numeric(10, 2))');
+});
+afterAll(async () => {
+  await db.close();
+});
+
+const count = async () => (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM items')).rows[0]?.n;
+
+describe('the embedded database on its own thread', () => {
+  it('leaves the request thread free while a statement runs', async () => {
+    const order: string[] = [];
+    const statement = db.query('SELECT pg_sleep(0.4)').then(() => order.push('statement'));
+    // On the request thread, this timer could not fire until the statement had returned.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    order.push('timer');
+    await statement;
+    expect(order).toEqual(['timer', 'statement']);
+  });
+
+  it('hands back database errors as PGlite DatabaseErrors with their SQLSTATE and detail', async () => {
+    await db.query('INSERT INTO items VALUES (1, 1.5)');
+    const error = await db.query('INSERT INTO items VALUES (1, 2.5)').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(messages.DatabaseError);
+    expect(error).toMatchObject({
+      code: '23505',
+      detail: 'Key (id)=(1) already exists.',
+      table: 'items',
+      query: 'INSERT INTO items VALUES (1, 2.5)',
+    });
+    await db.query('DELETE FROM items');
+  });
+
+  it('commits a transaction whole, and rolls back every statement of one that throws', async () => {
+    await db.transaction(async (tx) => {
+      await tx.query('INSERT INTO items VALUES (10, 1)');
+      await tx.query('INSERT INTO items VALUES (11, 1)');
+    });
+    expect(await count()).toBe(2);
+    const failed = db.transaction(async (tx) => {
+      await tx.query('INSERT INTO items VALUES (12, 1)');
+      throw new Error('changed my mind');
+    });
+    await expect(failed).rejects.toThrow('changed my mind');
+    expect(await count()).toBe(2);
+    await db.transaction(async (tx) => {
+      await tx.query('INSERT INTO items VALUES (13, 1)');
+      await tx.rollback();
+    });
+    expect(await count()).toBe(2);
+    await db.query('DELETE FROM items');
+  });
+
+  it('runs a statement sent during a transaction after it, never inside it', async () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let inside!: Promise<unknown>;
+    const tx = db.transaction(async (t) => {
+      await t.query('INSERT INTO items VALUES (20, 1)');
+      // Sent from outside while the transaction is open: it must not join it.
+      inside = db.query('INSERT INTO items VALUES (21, 1)');
+      await held;
+      await t.rollback();
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    release();
+    await tx;
+    await inside;
+    expect((await db.query<{ id: number }>('SELECT id FROM items ORDER BY id')).rows).toEqual([{ id: 21 }]);
+    await db.query('DELETE FROM items');
+  });
+
+  it("applies the caller's own parsers, which cannot cross threads", async () => {
+    await db.query('INSERT INTO items VALUES (30, 12.5)');
+    const NUMERIC = 1700;
+    const result = await db.query<[number, string]>('SELECT id, price FROM items', [], {
+      rowMode: 'array',
+      parsers: { [NUMERIC]: (value: string) => `$${value}` },
+    });
+    expect(result.rows).toEqual([[30, '$12.50']]);
+    await db.query('DELETE FROM items');
+  });
+
+  it('refuses work once closed, saying why', async () => {
+    const other = await openPgliteThread('memory://', {});
+    await other.close();
+    await expect(other.query('SELECT 1')).rejects.toThrow(/database thread exited/);
+  });
+});
