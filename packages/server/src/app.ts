@@ -2,13 +2,12 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { serveStatic } from '@hono/node-server/serve-static';
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { type Config, migrationsDir } from './config.ts';
 import { driver } from './db/client.ts';
 import { pendingMigrations } from './db/migrate.ts';
-import { DomainError, NotFoundError } from './domain/errors.ts';
-import { createGraphQLHandler } from './graphql/yoga.ts';
+import { NotFoundError } from './domain/errors.ts';
 import { errorBody, errorResponse } from './http/errors.ts';
 import { requireActor } from './http/middleware.ts';
 import { apiKeyRoutes } from './rest/apiKeys.ts';
@@ -16,7 +15,7 @@ import { authRoutes } from './rest/auth.ts';
 import { nativeChatRoutes } from './rest/chat.ts';
 import { gateRoutes } from './rest/gates.ts';
 import { logRoutes } from './rest/logs.ts';
-import { openAIError, openAIRoutes } from './rest/openai.ts';
+import { openAIRoutes } from './rest/openai.ts';
 import type { Runtime } from './runtime.ts';
 
 /** Control-plane bodies are small; a larger one is refused before it is read in full. */
@@ -44,31 +43,18 @@ export function createApp(config: Config, runtime: Runtime) {
     onError: (c) =>
       c.json(errorBody('payload_too_large', `Request body exceeds ${MAX_BODY_BYTES} bytes`), 413),
   });
-  const chatTooLarge = new DomainError(
-    'payload_too_large',
-    `Request body exceeds ${config.maxChatBodyBytes} bytes`,
-  );
-  const chatLimit = bodyLimit({
-    maxSize: config.maxChatBodyBytes,
-    onError: (c) => errorResponse(c, chatTooLarge),
-  });
-  const openAIChatLimit = bodyLimit({
-    maxSize: config.maxChatBodyBytes,
-    onError: (c) => c.json(openAIError(chatTooLarge).body, 413),
-  });
-
-  // Chat bodies may carry images, so they get their own, larger limit; the OpenAI-compatible
-  // routes answer in OpenAI's error shape, so they come before the native /v1 middleware.
-  app.use('/v1/chat/*', openAIChatLimit);
-  app.use('/v3/*', chatLimit);
-  app.route('/v1', openAIRoutes(runtime.dataPlane));
+  // Chat bodies may carry images, so they get their own, larger limit, which the chat routes
+  // enforce as they read; the OpenAI-compatible routes answer in OpenAI's error shape, so they
+  // come before the native /v1 middleware.
+  const chatLimits = { maxBodyBytes: config.maxChatBodyBytes };
+  app.route('/v1', openAIRoutes(runtime.dataPlane, chatLimits));
   app.use('/v1/*', limit);
   app.use('/graphql', limit);
 
   app.route('/v1/auth', authRoutes(config));
   app.use('/v1/*', requireActor);
   app.use('/v3/*', requireActor);
-  app.route('/v3', nativeChatRoutes(runtime.dataPlane));
+  app.route('/v3', nativeChatRoutes(runtime.dataPlane, chatLimits));
   app.route('/v1/api-keys', apiKeyRoutes);
   app.route('/v1/gates', gateRoutes);
   app.route('/v1/logs', logRoutes);
@@ -79,8 +65,13 @@ export function createApp(config: Config, runtime: Runtime) {
     throw new NotFoundError('Route');
   });
 
-  const graphql = createGraphQLHandler(config);
-  app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) => graphql(c));
+  // The dashboard's API, built on its first request: a process that only serves the gateway's API
+  // never pays the schema's ~80 MB of memory.
+  let graphql: Promise<(c: Context) => Promise<Response>> | undefined;
+  app.on(['GET', 'POST', 'OPTIONS'], '/graphql', async (c) => {
+    graphql ??= import('./graphql/yoga.ts').then((m) => m.createGraphQLHandler(config));
+    return (await graphql)(c);
+  });
 
   // The dashboard: built assets, and index.html for every client-side route.
   if (existsSync(config.webDist)) {

@@ -124,12 +124,18 @@ export function createDataPlane(deps: DataPlaneDeps) {
     const sent = withInjectedFormat(params, native);
     // The attempt must answer (or, streamed, start answering) within the timeout; a stream that
     // has begun may then run as long as the model writes.
+    // One signal for both ends of the attempt: its deadline and the client going away
+    // (AbortSignal.any would do the same at several times the cost, on every request).
     const deadline = new AbortController();
     const timer = setTimeout(
       () => deadline.abort(new DOMException('The provider did not answer in time', 'TimeoutError')),
       deps.attemptTimeoutMs,
     );
-    const signal = hooks.signal ? AbortSignal.any([deadline.signal, hooks.signal]) : deadline.signal;
+    const client = hooks.signal;
+    const onClientGone = () => deadline.abort(client?.reason);
+    if (client?.aborted) onClientGone();
+    else client?.addEventListener('abort', onClientGone, { once: true });
+    const signal = deadline.signal;
     // With a JSON contract the answer is checked before any of it reaches the client.
     const buffered: StreamDelta[] = [];
     const onDelta = hooks.onDelta
@@ -145,7 +151,10 @@ export function createDataPlane(deps: DataPlaneDeps) {
       : undefined;
     const completion = await adapter
       .chat(catalogModel.providerModel, sent, { signal, ...(onDelta && { onDelta }) })
-      .finally(() => clearTimeout(timer));
+      .finally(() => {
+        clearTimeout(timer);
+        client?.removeEventListener('abort', onClientGone);
+      });
     const violation = formatViolation(format, completion.content);
     if (violation) {
       const error = new ProviderError('invalid_response', violation, null, completion.providerResponse);
@@ -299,7 +308,7 @@ export function createDataPlane(deps: DataPlaneDeps) {
       if (!completion) throw failureFor(lastError as ProviderError, attempts);
 
       const reported = completion.usage;
-      const usage = reported ?? estimateUsage(params, completion);
+      const usage = reported ?? (await estimateUsage(params, completion));
       const costUsd = costOf(modelUsed, usage);
       let spendingWarning = false;
       let spendingCrossed = false;

@@ -5,7 +5,7 @@ import type { ChatOutcome, DataPlane, StreamStart } from '../dataplane/chat.ts';
 import { fromNative, nativeChatSchema } from '../dataplane/request.ts';
 import { DomainError, parseWith, ValidationError } from '../domain/errors.ts';
 import { loadGate } from '../domain/gateCache.ts';
-import { errorBody, readJson } from '../http/errors.ts';
+import { clientSignal, errorBody, readJson } from '../http/errors.ts';
 import type { ActorEnv } from '../http/middleware.ts';
 import { outcomeHeaders, streamChat } from '../http/sse.ts';
 
@@ -27,9 +27,9 @@ function nativeAnswer(o: ChatOutcome) {
   };
 }
 
-export function nativeChatRoutes(dataPlane: DataPlane) {
+export function nativeChatRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: number }) {
   return new Hono<ActorEnv>().post('/chat', async (c) => {
-    const body = await readJson(c);
+    const body = await readJson(c, limits.maxBodyBytes);
     const gateId = (body as { gateId?: unknown } | null)?.gateId;
     if (typeof gateId !== 'string' || !z.uuid().safeParse(gateId).success) {
       throw new ValidationError([{ path: 'gateId', message: 'is required and must be a gate UUID' }]);
@@ -39,10 +39,10 @@ export function nativeChatRoutes(dataPlane: DataPlane) {
     const parse = () => fromNative(parseWith(nativeChatSchema, body));
     const wantsStream = (body as { data?: { stream?: unknown } }).data?.stream === true;
     if (!wantsStream) {
-      const outcome = await dataPlane.chat(caller, gate, parse, { signal: c.req.raw.signal });
+      const outcome = await dataPlane.chat(caller, gate, parse, { signal: clientSignal(c) });
       return c.json(nativeAnswer(outcome), 200, outcomeHeaders(outcome));
     }
-    return streamChat((hooks) => dataPlane.chat(caller, gate, parse, hooks), nativeSse, c.req.raw.signal);
+    return streamChat((hooks) => dataPlane.chat(caller, gate, parse, hooks), nativeSse, clientSignal(c));
   });
 }
 

@@ -13,7 +13,7 @@ import { prisma } from '../db/client.ts';
 import { findModel } from '../domain/catalog.ts';
 import { DomainError, HTTP_STATUS, parseWith, ValidationError } from '../domain/errors.ts';
 import { loadGate } from '../domain/gateCache.ts';
-import { readJson } from '../http/errors.ts';
+import { clientSignal, readJson } from '../http/errors.ts';
 import type { ActorEnv } from '../http/middleware.ts';
 import { requireActor } from '../http/middleware.ts';
 import { outcomeHeaders, streamChat } from '../http/sse.ts';
@@ -151,14 +151,14 @@ function gateIdOf(c: Context, body: unknown): string {
   return candidate;
 }
 
-export function openAIRoutes(dataPlane: DataPlane) {
+export function openAIRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: number }) {
   const app = new Hono<ActorEnv>();
   app.onError((error, c) => {
     const { status, body } = openAIError(error);
     return c.json(body, status as 400);
   });
   app.post('/chat/completions', requireActor, async (c) => {
-    const body = await readJson(c);
+    const body = await readJson(c, limits.maxBodyBytes);
     const gateId = gateIdOf(c, body);
     const gate = await loadGate(c.var.actor.user.id, gateId);
     const caller = { userId: c.var.actor.user.id, endpoint: '/v1/chat/completions' };
@@ -169,11 +169,11 @@ export function openAIRoutes(dataPlane: DataPlane) {
     };
     const parse = () => fromOpenAI(parseWith(openAIChatSchema, body), b.model === gate.id);
     if (b.stream !== true) {
-      const outcome = await dataPlane.chat(caller, gate, parse, { signal: c.req.raw.signal });
+      const outcome = await dataPlane.chat(caller, gate, parse, { signal: clientSignal(c) });
       return c.json(completionBody(outcome), 200, outcomeHeaders(outcome));
     }
     const format = sseFormat(b.stream_options?.include_usage === true);
-    return streamChat((hooks) => dataPlane.chat(caller, gate, parse, hooks), format, c.req.raw.signal);
+    return streamChat((hooks) => dataPlane.chat(caller, gate, parse, hooks), format, clientSignal(c));
   });
 
   /** The caller's gates (usable as the model) and the models they route to. */
