@@ -40,9 +40,13 @@ export async function revokeApiKey(userId: string, id: string): Promise<ApiKey> 
     ? await prisma.apiKey.findFirst({ where: { id, userId } })
     : null;
   if (!key) throw new NotFoundError('API key');
+  const revoked = key.revokedAt
+    ? key
+    : await prisma.apiKey.update({ where: { id }, data: { revokedAt: new Date() } });
+  // After the write: a lookup that ran before it (and would cache the key as valid) is dropped.
   keyCache.delete(key.keyHash);
-  if (key.revokedAt) return key;
-  return prisma.apiKey.update({ where: { id }, data: { revokedAt: new Date() } });
+  keyLookups.delete(key.keyHash);
+  return revoked;
 }
 
 export function looksLikeApiKey(value: string): boolean {
@@ -54,19 +58,35 @@ export function looksLikeApiKey(value: string): boolean {
 const KEY_CACHE_TTL_MS = 5000;
 const keyCache = new Map<string, { found: ApiKey & { user: User }; at: number }>();
 
+/** Lookups in flight by hash: the requests that find a key's entry expired together share one. */
+const keyLookups = new Map<string, Promise<(ApiKey & { user: User }) | null>>();
+
+function lookUpKey(hash: string): Promise<(ApiKey & { user: User }) | null> {
+  const pending = keyLookups.get(hash);
+  if (pending) return pending;
+  const lookup = prisma.apiKey
+    .findUnique({ where: { keyHash: hash }, include: { user: true } })
+    .then((found) => {
+      // Kept only if the key was not revoked meanwhile (revokeApiKey drops the lookup).
+      if (found && !found.revokedAt && keyLookups.get(hash) === lookup) {
+        if (keyCache.size >= 10_000) keyCache.clear();
+        keyCache.set(hash, { found, at: performance.now() });
+      }
+      return found;
+    })
+    .finally(() => {
+      if (keyLookups.get(hash) === lookup) keyLookups.delete(hash);
+    });
+  keyLookups.set(hash, lookup);
+  return lookup;
+}
+
 /** The key's owner, or null for an unknown or revoked key. */
 export async function authenticateApiKey(key: string): Promise<{ user: User; apiKey: ApiKey } | null> {
   if (!looksLikeApiKey(key)) return null;
   const hash = sha256(key);
   const hit = keyCache.get(hash);
-  let found = hit && performance.now() - hit.at < KEY_CACHE_TTL_MS ? hit.found : null;
-  if (!found) {
-    found = await prisma.apiKey.findUnique({ where: { keyHash: hash }, include: { user: true } });
-    if (found && !found.revokedAt) {
-      if (keyCache.size >= 10_000) keyCache.clear();
-      keyCache.set(hash, { found, at: performance.now() });
-    }
-  }
+  const found = hit && performance.now() - hit.at < KEY_CACHE_TTL_MS ? hit.found : await lookUpKey(hash);
   if (!found || found.revokedAt) return null;
   const now = Date.now();
   const written = Math.max(found.lastUsedAt?.getTime() ?? 0, lastUsedWritten.get(found.id) ?? 0);
