@@ -1,5 +1,4 @@
 /** Tokens and dollars: from the provider's usage where it reports one, counted here where not. */
-import { countTokens } from 'gpt-tokenizer';
 import { findModel } from '../domain/catalog.ts';
 import { type ChatCompletion, type ChatParams, textOf, type Usage } from '../providers/types.ts';
 
@@ -8,7 +7,11 @@ export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
 /** Per-message framing tokens in chat formats (role markers and separators). */
 const MESSAGE_OVERHEAD_TOKENS = 4;
 
-const count = (text: string) => (text ? countTokens(text, { disallowedSpecial: new Set() }) : 0);
+/**
+ * The tokenizer, loaded when first needed: its tables take ~35 MB of memory, and the major
+ * providers report usage themselves, so many processes never need it.
+ */
+let tokenizer: Promise<typeof import('gpt-tokenizer')> | undefined;
 
 export function costOf(modelId: string, usage: Usage): number {
   const model = findModel(modelId);
@@ -24,7 +27,10 @@ export function costOf(modelId: string, usage: Usage): number {
 }
 
 /** Usage counted with gpt-tokenizer (o200k), for providers that report none: an estimate. */
-export function estimateUsage(params: ChatParams, completion: ChatCompletion): Usage {
+export async function estimateUsage(params: ChatParams, completion: ChatCompletion): Promise<Usage> {
+  tokenizer ??= import('gpt-tokenizer');
+  const { countTokens } = await tokenizer;
+  const count = (text: string) => (text ? countTokens(text, { disallowedSpecial: new Set() }) : 0);
   let prompt = 0;
   for (const m of params.messages) prompt += count(textOf(m.content as string)) + MESSAGE_OVERHEAD_TOKENS;
   if (params.tools) prompt += count(JSON.stringify(params.tools));

@@ -77,8 +77,12 @@ type Row = {
   spending_alerted_at: Date | string | null;
 };
 
-/** How long a change may wait in memory before it is written (more requests share a write). */
-const WRITE_DELAY_MS = 20;
+/**
+ * How long a change may wait in memory before it is written: more requests share a write, and on
+ * the embedded database every write is a commit to disk (at 20 ms they took a tenth of a core at
+ * 1,000 req/s). Only a crash loses what waits; SIGTERM and SIGINT write it out.
+ */
+const WRITE_DELAY_MS = 250;
 
 const WRITE = `UPDATE gates AS g SET
     spending_current = v.current, spending_period_start = v.period_start,
