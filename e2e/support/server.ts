@@ -35,7 +35,7 @@ function exited(child: ChildProcess): Promise<void> {
 }
 
 /**
- * The real Gatehouse as users start it (src/main.ts), on a free port, over a fresh PGlite data
+ * The real Gatehouse as users start it (the built dist/main.mjs), on a free port, over a fresh PGlite data
  * directory, serving the built dashboard. Sign-up is closed but for the first account.
  */
 export async function startServer(env: Record<string, string> = {}): Promise<RunningServer> {
@@ -44,7 +44,10 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
   }
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'gatehouse-e2e-'));
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  if (!existsSync(path.join(serverDir, 'dist/main.mjs'))) {
+    throw new Error(`${serverDir}/dist has no build: run \`pnpm build\` before the browser tests`);
+  }
+  const child = spawn(process.execPath, ['dist/main.mjs'], {
     cwd: serverDir,
     env: {
       ...process.env,

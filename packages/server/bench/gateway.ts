@@ -125,8 +125,10 @@ const gatewayEnv = {
   OPENAI_API_KEY: 'bench',
   OPENAI_BASE_URL: `http://127.0.0.1:${upstream.port}/v1`,
 };
+// The gateway as `pnpm start` runs it: the built dist/main.mjs.
+execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: serverDir, stdio: 'inherit' });
 const startGateway = () =>
-  spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  spawn(process.execPath, ['dist/main.mjs'], {
     cwd: serverDir,
     env: gatewayEnv,
     stdio: ['ignore', 'ignore', 'inherit'],

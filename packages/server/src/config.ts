@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -79,7 +80,14 @@ export type Config = {
   providers: ProviderSettings;
 };
 
-const repoRoot = path.resolve(import.meta.dirname, '../../..');
+/** The workspace's root, found from this file in src/ or from the built dist/main.mjs alike. */
+function findRepoRoot(from: string): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, 'pnpm-workspace.yaml'))) return dir;
+    if (path.dirname(dir) === dir) return path.resolve(from, '../../..');
+  }
+}
+const repoRoot = findRepoRoot(import.meta.dirname);
 
 /** Parses the environment once; throws a readable message naming each bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
