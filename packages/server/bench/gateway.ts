@@ -112,6 +112,25 @@ await new Promise<void>((resolve, reject) => {
   upstreamProcess.once('exit', () => reject(new Error('the upstream did not start')));
 });
 const upstream = { port: upstreamPort };
+// The floor: a bare node:http + undici proxy in front of the same upstream (bench/proxy.ts).
+const proxyPort = await freePort();
+const proxyProcess = spawn(
+  process.execPath,
+  ['--import', 'tsx', path.join(import.meta.dirname, 'proxy.ts')],
+  {
+    cwd: serverDir,
+    env: {
+      ...process.env,
+      PORT: String(proxyPort),
+      UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}/v1/chat/completions`,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  },
+);
+await new Promise<void>((resolve, reject) => {
+  proxyProcess.stdout?.once('data', () => resolve());
+  proxyProcess.once('exit', () => reject(new Error('the reference proxy did not start')));
+});
 const port = await freePort();
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gh-bench-'));
 const gatewayEnv = {
@@ -178,9 +197,12 @@ try {
 
   console.log(`warming up (${Math.min(SECONDS, 5)} s)…`);
   wrk(viaGateway.url, viaGateway.headers, body, Math.min(SECONDS, 5));
-  console.log(`throughput: wrk, 1 thread, ${CONNECTIONS} connections, ${SECONDS} s each…`);
+  console.log(
+    `throughput: wrk, 1 thread, ${CONNECTIONS} connections, ${SECONDS} s each (direct, gateway, bare proxy)…`,
+  );
   const directRps = wrk(direct.url, direct.headers, body, SECONDS);
   const gatewayRps = wrk(viaGateway.url, viaGateway.headers, body, SECONDS);
+  const proxyRps = wrk(`http://127.0.0.1:${proxyPort}/v1/chat/completions`, direct.headers, body, SECONDS);
   console.log(`latency: open loop at ${RATE} req/s, ${SECONDS} s each…`);
   const directLat = fixedRate(direct.url, direct.headers, body);
   const gatewayLat = fixedRate(viaGateway.url, viaGateway.headers, body);
@@ -205,6 +227,9 @@ try {
     `  ratio        ${(ratio * 100).toFixed(1)} % of direct (target ≥ 40 %: ${verdict(ratio >= 0.4)})`,
   );
   console.log(
+    `  reference    a bare node:http + undici proxy: ${proxyRps.toFixed(0)} req/s, ${((proxyRps / directRps) * 100).toFixed(1)} % of direct; the gateway does ${((gatewayRps / proxyRps) * 100).toFixed(0)} % of it`,
+  );
+  console.log(
     `  at ${RATE} req/s  direct p50 ${ms(directLat.p50)} p99 ${ms(directLat.p99)}; gateway p50 ${ms(gatewayLat.p50)} p99 ${ms(gatewayLat.p99)}`,
   );
   console.log(
@@ -216,5 +241,6 @@ try {
   gateway.kill('SIGTERM');
   await new Promise((r) => gateway.once('exit', r));
   upstreamProcess.kill('SIGTERM');
+  proxyProcess.kill('SIGTERM');
   rmSync(dataDir, { recursive: true, force: true });
 }

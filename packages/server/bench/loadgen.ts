@@ -2,6 +2,10 @@
  * Open-loop load at a fixed rate: requests start on schedule whatever the answers do, so a slow
  * server shows as latency rather than as fewer requests (no coordinated omission). Runs in its
  * own process; prints JSON {sent, ok, errors, p50, p99, mean} in milliseconds.
+ *
+ * The first WARMUP_SECONDS run at the same rate but are not measured: they open this client's
+ * connections and warm its own code, which would otherwise show as the server's latency (wrk2
+ * calibrates the same way).
  */
 import { Agent, request } from 'undici';
 
@@ -11,10 +15,12 @@ const seconds = Number(secondsArg);
 const headers = JSON.parse(headersArg ?? '{}') as Record<string, string>;
 const agent = new Agent({ connections: 256, keepAliveTimeout: 60_000 });
 
+const WARMUP_SECONDS = 2;
 const latencies: number[] = [];
 let ok = 0;
 let errors = 0;
-const total = Math.round(rate * seconds);
+const warmup = Math.round(rate * WARMUP_SECONDS);
+const total = warmup + Math.round(rate * seconds);
 const interval = 1000 / rate;
 const start = performance.now();
 const inflight: Promise<void>[] = [];
@@ -32,7 +38,7 @@ for (let i = 0; i < total; i++) {
         await res.body.text();
         if (res.statusCode === 200) ok++;
         else errors++;
-        latencies.push(performance.now() - t0);
+        if (i >= warmup) latencies.push(performance.now() - t0);
       })
       .catch(() => {
         errors++;
@@ -44,7 +50,7 @@ latencies.sort((a, b) => a - b);
 const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
 console.log(
   JSON.stringify({
-    sent: total,
+    sent: total - warmup,
     ok,
     errors,
     p50: at(0.5),
