@@ -1,7 +1,7 @@
-import { z } from 'zod';
 import { prisma } from '../db/client.ts';
 import type { ApiKey, User } from '../generated/prisma/client.ts';
 import { apiKeyCreateSchema } from '../rules/account.ts';
+import { isUuid } from '../rules/ids.ts';
 import { NotFoundError, parseWith } from './errors.ts';
 import { randomToken, sha256 } from './secrets.ts';
 
@@ -36,9 +36,7 @@ export function listApiKeys(userId: string): Promise<ApiKey[]> {
 
 /** Revokes at once: the next request with the key is refused. Revoking twice is harmless. */
 export async function revokeApiKey(userId: string, id: string): Promise<ApiKey> {
-  const key = z.uuid().safeParse(id).success
-    ? await prisma.apiKey.findFirst({ where: { id, userId } })
-    : null;
+  const key = isUuid(id) ? await prisma.apiKey.findFirst({ where: { id, userId } }) : null;
   if (!key) throw new NotFoundError('API key');
   const revoked = key.revokedAt
     ? key

@@ -9,6 +9,7 @@ import {
   parseGateInput,
   TASK_TYPES,
 } from '../rules/gate.ts';
+import { isUuid } from '../rules/ids.ts';
 import { isStorableText, STORABLE_TEXT_MESSAGE } from '../rules/storable.ts';
 import { modelProblem } from './catalog.ts';
 import {
@@ -137,7 +138,7 @@ export async function createGate(userId: string, raw: unknown): Promise<Gate> {
 
 /** The caller's gate; another user's gate is indistinguishable from a missing one. */
 export async function getGate(userId: string, id: string): Promise<Gate> {
-  const gate = z.uuid().safeParse(id).success ? await prisma.gate.findFirst({ where: { id, userId } }) : null;
+  const gate = isUuid(id) ? await prisma.gate.findFirst({ where: { id, userId } }) : null;
   if (!gate) throw new NotFoundError('Gate');
   return gate;
 }

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { prisma, sql } from '../db/client.ts';
+import { isUuid } from '../rules/ids.ts';
 import { NotFoundError, parseWith } from './errors.ts';
 
 const DAY_MS = 86_400_000;
@@ -16,7 +17,7 @@ export function encodeCursor(createdAt: Date, id: string): string {
 function decodeCursor(cursor: string): { createdAt: Date; id: string } | null {
   const [time, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
   const createdAt = new Date(time ?? '');
-  if (Number.isNaN(createdAt.getTime()) || !id || !z.uuid().safeParse(id).success) return null;
+  if (Number.isNaN(createdAt.getTime()) || !id || !isUuid(id)) return null;
   return { createdAt, id };
 }
 
@@ -150,9 +151,7 @@ export async function listLogs(userId: string, raw: unknown) {
 
 /** One entry with its attempts and the provider payloads. Another user's entry is a 404. */
 export async function getLog(userId: string, id: string) {
-  const entry = z.uuid().safeParse(id).success
-    ? await prisma.logEntry.findFirst({ where: { id, userId } })
-    : null;
+  const entry = isUuid(id) ? await prisma.logEntry.findFirst({ where: { id, userId } }) : null;
   if (!entry) throw new NotFoundError('Log entry');
   const [row] = await sql().query<SummaryRow>(
     `SELECT ${SUMMARY_COLUMNS} FROM log_entries WHERE id = $1::uuid`,

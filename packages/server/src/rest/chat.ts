@@ -1,6 +1,5 @@
 /** POST /v3/chat: the native chat endpoint, JSON or Server-Sent Events. */
 import { Hono } from 'hono';
-import { z } from 'zod';
 import type { ChatOutcome, DataPlane, StreamStart } from '../dataplane/chat.ts';
 import { fromNative, nativeChatSchema } from '../dataplane/request.ts';
 import { DomainError, parseWith, ValidationError } from '../domain/errors.ts';
@@ -8,6 +7,7 @@ import { loadGate } from '../domain/gateCache.ts';
 import { clientSignal, errorBody, readJson } from '../http/errors.ts';
 import type { ActorEnv } from '../http/middleware.ts';
 import { outcomeHeaders, streamChat } from '../http/sse.ts';
+import { isUuid } from '../rules/ids.ts';
 
 function nativeAnswer(o: ChatOutcome) {
   return {
@@ -31,7 +31,7 @@ export function nativeChatRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: n
   return new Hono<ActorEnv>().post('/chat', async (c) => {
     const body = await readJson(c, limits.maxBodyBytes);
     const gateId = (body as { gateId?: unknown } | null)?.gateId;
-    if (typeof gateId !== 'string' || !z.uuid().safeParse(gateId).success) {
+    if (typeof gateId !== 'string' || !isUuid(gateId)) {
       throw new ValidationError([{ path: 'gateId', message: 'is required and must be a gate UUID' }]);
     }
     const gate = await loadGate(c.var.actor.user.id, gateId);

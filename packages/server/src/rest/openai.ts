@@ -6,7 +6,6 @@
 
 import type { Context } from 'hono';
 import { Hono } from 'hono';
-import { z } from 'zod';
 import type { ChatOutcome, DataPlane, StreamStart } from '../dataplane/chat.ts';
 import { fromOpenAI, openAIChatSchema } from '../dataplane/request.ts';
 import { prisma } from '../db/client.ts';
@@ -18,6 +17,7 @@ import type { ActorEnv } from '../http/middleware.ts';
 import { requireActor } from '../http/middleware.ts';
 import { outcomeHeaders, streamChat } from '../http/sse.ts';
 import type { StreamDelta } from '../providers/types.ts';
+import { isUuid } from '../rules/ids.ts';
 
 export const GATE_HEADER = 'x-gatehouse-gate-id';
 
@@ -136,7 +136,7 @@ function gateIdOf(c: Context, body: unknown): string {
   const candidate =
     c.req.header(GATE_HEADER) ??
     (typeof b.gateId === 'string' ? b.gateId : undefined) ??
-    (typeof b.model === 'string' && z.uuid().safeParse(b.model).success ? b.model : undefined);
+    (typeof b.model === 'string' && isUuid(b.model) ? b.model : undefined);
   if (candidate === undefined) {
     throw new ValidationError([
       {
@@ -145,7 +145,7 @@ function gateIdOf(c: Context, body: unknown): string {
       },
     ]);
   }
-  if (!z.uuid().safeParse(candidate).success) {
+  if (!isUuid(candidate)) {
     throw new ValidationError([{ path: 'gateId', message: `"${candidate}" is not a gate UUID` }]);
   }
   return candidate;
