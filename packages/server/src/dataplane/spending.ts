@@ -11,29 +11,95 @@ const CURRENT = `(CASE WHEN spending_period_start < ${PERIOD_START} THEN 0 ELSE 
 export type Reservation = { gateId: string; amount: number; periodStart: Date };
 
 /**
+ * Group commit, per gate: one statement at a time, carrying every call that arrived while the
+ * one before it ran. Each call's row lock is taken once per batch instead of once per request,
+ * so a busy gate's requests stop queueing on it one by one.
+ */
+function groupCommit<T, R>(run: (gateId: string, batch: T[]) => Promise<R[]>) {
+  type Waiting = { item: T; resolve(r: R): void; reject(e: unknown): void };
+  const queues = new Map<string, Waiting[]>();
+  const busy = new Set<string>();
+
+  async function drain(gateId: string): Promise<void> {
+    busy.add(gateId);
+    try {
+      for (let batch = queues.get(gateId); batch && batch.length > 0; batch = queues.get(gateId)) {
+        queues.delete(gateId);
+        try {
+          const results = await run(
+            gateId,
+            batch.map((w) => w.item),
+          );
+          batch.forEach((w, i) => {
+            w.resolve(results[i] as R);
+          });
+        } catch (error) {
+          for (const w of batch) w.reject(error);
+        }
+      }
+    } finally {
+      busy.delete(gateId);
+    }
+  }
+
+  return (gateId: string, item: T): Promise<R> =>
+    new Promise<R>((resolve, reject) => {
+      const queue = queues.get(gateId) ?? [];
+      queue.push({ item, resolve, reject });
+      queues.set(gateId, queue);
+      if (!busy.has(gateId)) void drain(gateId);
+    });
+}
+
+/**
+ * Reserves a batch of worst-case amounts, in order, in one statement: the longest prefix that
+ * fits under the limit is reserved (amounts are positive, so the ones that fit are a prefix),
+ * exactly what reserving them one by one would do, since the first refusal suspends the gate.
+ */
+const RESERVE = `WITH asked AS (
+    SELECT ord, sum(amount) OVER (ORDER BY ord) AS running
+    FROM unnest($2::numeric[]) WITH ORDINALITY AS t(amount, ord)
+  ), gate AS (
+    SELECT ${CURRENT} AS current, spending_limit, spending_enforcement,
+           (spending_status = 'active' OR spending_period_start < ${PERIOD_START}) AS open
+    FROM gates WHERE id = $1::uuid FOR UPDATE
+  ), fits AS (
+    SELECT max(asked.ord) AS n, max(asked.running) AS total FROM asked, gate
+    WHERE gate.open AND (gate.spending_enforcement <> 'block' OR gate.spending_limit IS NULL
+                         OR gate.current + asked.running <= gate.spending_limit)
+  )
+  UPDATE gates SET
+    spending_current = ${CURRENT} + fits.total,
+    spending_status = 'active',
+    spending_period_start = GREATEST(spending_period_start, ${PERIOD_START})
+  FROM fits
+  WHERE id = $1::uuid AND fits.n IS NOT NULL
+  RETURNING fits.n::integer AS n, spending_period_start`;
+
+const reserveBatch = groupCommit<number, Reservation | null>(async (gateId, amounts) => {
+  const rows = await sql().query<{ n: number; spending_period_start: Date }>(RESERVE, [
+    gateId,
+    amounts.map((a) => a.toFixed(10)),
+  ]);
+  const accepted = rows[0]?.n ?? 0;
+  if (accepted < amounts.length) {
+    await sql().query(
+      `UPDATE gates SET spending_status = 'suspended'
+       WHERE id = $1::uuid AND spending_enforcement = 'block' AND spending_limit IS NOT NULL`,
+      [gateId],
+    );
+  }
+  return amounts.map((amount, i) =>
+    i < accepted ? { gateId, amount, periodStart: rows[0]?.spending_period_start as Date } : null,
+  );
+});
+
+/**
  * Reserves `amount` (the request's worst-case cost) on a block gate. Returns null, and suspends
  * the gate, when the reservation would pass the limit or the gate is suspended already.
  */
-export async function reserve(gateId: string, amount: number): Promise<Reservation | null> {
-  const rows = await sql().query<{ spending_period_start: Date }>(
-    `UPDATE gates SET
-       spending_current = ${CURRENT} + $2::numeric,
-       spending_status = 'active',
-       spending_period_start = GREATEST(spending_period_start, ${PERIOD_START})
-     WHERE id = $1::uuid
-       AND (spending_status = 'active' OR spending_period_start < ${PERIOD_START})
-       AND (spending_enforcement <> 'block' OR spending_limit IS NULL OR ${CURRENT} + $2::numeric <= spending_limit)
-     RETURNING spending_period_start`,
-    [gateId, amount],
-  );
-  const row = rows[0];
-  if (row) return { gateId, amount, periodStart: row.spending_period_start };
-  await sql().query(
-    `UPDATE gates SET spending_status = 'suspended'
-     WHERE id = $1::uuid AND spending_enforcement = 'block' AND spending_limit IS NOT NULL`,
-    [gateId],
-  );
-  return null;
+export function reserve(gateId: string, amount: number): Promise<Reservation | null> {
+  return reserveBatch(gateId, amount);
 }
 
 export type Settlement = {
@@ -43,14 +109,30 @@ export type Settlement = {
   crossed: boolean;
 };
 
+const settleBatch = groupCommit<{ reservation: Reservation; actual: number }, void>(async (gateId, batch) => {
+  // One statement per period the reservations were made in (almost always one).
+  const byPeriod = new Map<number, { periodStart: Date; reserved: number; actual: number }>();
+  for (const { reservation, actual } of batch) {
+    const key = new Date(reservation.periodStart).getTime();
+    const sum = byPeriod.get(key) ?? { periodStart: reservation.periodStart, reserved: 0, actual: 0 };
+    sum.reserved += reservation.amount;
+    sum.actual += actual;
+    byPeriod.set(key, sum);
+  }
+  for (const sum of byPeriod.values()) {
+    await sql().query(
+      `UPDATE gates SET spending_current = GREATEST(
+         CASE WHEN spending_period_start = $2 THEN spending_current - $3::numeric ELSE spending_current END + $4::numeric, 0)
+       WHERE id = $1::uuid`,
+      [gateId, sum.periodStart, sum.reserved.toFixed(10), sum.actual.toFixed(10)],
+    );
+  }
+  return batch.map(() => undefined);
+});
+
 /** Replaces a reservation with the actual cost (0 when the request failed). */
-export async function settle(reservation: Reservation, actual: number): Promise<void> {
-  await sql().query(
-    `UPDATE gates SET spending_current = GREATEST(
-       CASE WHEN spending_period_start = $2 THEN spending_current - $3::numeric ELSE spending_current END + $4::numeric, 0)
-     WHERE id = $1::uuid`,
-    [reservation.gateId, reservation.periodStart, reservation.amount, actual],
-  );
+export function settle(reservation: Reservation, actual: number): Promise<void> {
+  return settleBatch(reservation.gateId, { reservation, actual });
 }
 
 /** Adds a cost to a gate without a block limit, and tells whether an alert_only limit is reached. */

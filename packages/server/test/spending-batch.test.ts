@@ -1,0 +1,78 @@
+/**
+ * The SQL ledger (PostgreSQL's) reserves and settles in group commits: the calls that arrive
+ * while a gate's statement runs go together in the next. A batch must decide exactly as the
+ * same calls one by one would: in order, the first that does not fit suspends the gate, and
+ * every call after it is refused too.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reserve, settle } from '../src/dataplane/spending.ts';
+import type { Database } from '../src/db/client.ts';
+import { openTestDatabase } from './support/app.ts';
+
+let db: Database;
+let drop: () => Promise<void>;
+
+beforeAll(async () => {
+  ({ db, drop } = await openTestDatabase());
+});
+afterAll(async () => {
+  await drop();
+});
+
+async function blockGate(limit: number) {
+  const user = await db.prisma.user.create({
+    data: { email: `${crypto.randomUUID()}@example.test`, passwordHash: 'x' },
+  });
+  return db.prisma.gate.create({
+    data: {
+      userId: user.id,
+      name: 'batch',
+      taskType: 'chat',
+      model: 'mock/echo',
+      spendingLimit: limit,
+      spendingEnforcement: 'block',
+    },
+  });
+}
+
+const gateRow = (id: string) => db.prisma.gate.findUniqueOrThrow({ where: { id } });
+
+describe('reservations in one batch', () => {
+  it('grants, in order, the ones that fit under the limit, and refuses the rest', async () => {
+    const gate = await blockGate(1);
+    // The first call runs alone; the four sent meanwhile share the next statement.
+    const first = reserve(gate.id, 0.25);
+    const batch = [0.25, 0.25, 0.25, 0.25].map((amount) => reserve(gate.id, amount));
+    const granted = [await first, ...(await Promise.all(batch))];
+    expect(granted.map((r) => r !== null)).toEqual([true, true, true, true, false]);
+    const row = await gateRow(gate.id);
+    expect(Number(row.spendingCurrent)).toBe(1);
+    expect(row.spendingStatus).toBe('suspended');
+  });
+
+  it('refuses every call after the first that does not fit, even smaller ones that would', async () => {
+    const gate = await blockGate(1);
+    const first = reserve(gate.id, 0.5);
+    const batch = [0.75, 0.25, 0.25].map((amount) => reserve(gate.id, amount));
+    const granted = [await first, ...(await Promise.all(batch))];
+    expect(granted.map((r) => r !== null)).toEqual([true, false, false, false]);
+    const row = await gateRow(gate.id);
+    expect(Number(row.spendingCurrent)).toBe(0.5);
+    expect(row.spendingStatus).toBe('suspended');
+  });
+
+  it('settles a batch to the sum of what the requests actually cost', async () => {
+    const gate = await blockGate(10);
+    const reservations = await Promise.all([1, 2, 3].map((amount) => reserve(gate.id, amount)));
+    expect(Number((await gateRow(gate.id)).spendingCurrent)).toBe(6);
+    await Promise.all(
+      reservations.map((r, i) => {
+        if (!r) throw new Error('a reservation was refused');
+        return settle(r, [0.5, 0, 0.25][i] as number);
+      }),
+    );
+    const row = await gateRow(gate.id);
+    expect(Number(row.spendingCurrent)).toBe(0.75);
+    expect(row.spendingStatus).toBe('active');
+  });
+});
