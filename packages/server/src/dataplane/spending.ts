@@ -55,6 +55,8 @@ function groupCommit<T, R>(run: (gateId: string, batch: T[]) => Promise<R[]>) {
  * Reserves a batch of worst-case amounts, in order, in one statement: the longest prefix that
  * fits under the limit is reserved (amounts are positive, so the ones that fit are a prefix),
  * exactly what reserving them one by one would do, since the first refusal suspends the gate.
+ * The suspension is part of the same statement, so a batch is decided and recorded whole.
+ * NO KEY UPDATE: the lock a log insert's foreign key takes on the gate does not wait for it.
  */
 const RESERVE = `WITH asked AS (
     SELECT ord, sum(amount) OVER (ORDER BY ord) AS running
@@ -62,35 +64,33 @@ const RESERVE = `WITH asked AS (
   ), gate AS (
     SELECT ${CURRENT} AS current, spending_limit, spending_enforcement,
            (spending_status = 'active' OR spending_period_start < ${PERIOD_START}) AS open
-    FROM gates WHERE id = $1::uuid FOR UPDATE
+    FROM gates WHERE id = $1::uuid FOR NO KEY UPDATE
   ), fits AS (
     SELECT max(asked.ord) AS n, max(asked.running) AS total FROM asked, gate
     WHERE gate.open AND (gate.spending_enforcement <> 'block' OR gate.spending_limit IS NULL
                          OR gate.current + asked.running <= gate.spending_limit)
   )
   UPDATE gates SET
-    spending_current = ${CURRENT} + fits.total,
-    spending_status = 'active',
-    spending_period_start = GREATEST(spending_period_start, ${PERIOD_START})
+    spending_current = CASE WHEN fits.n IS NULL THEN spending_current ELSE ${CURRENT} + fits.total END,
+    spending_period_start = CASE WHEN fits.n IS NULL THEN spending_period_start
+                                 ELSE GREATEST(spending_period_start, ${PERIOD_START}) END,
+    spending_status = CASE
+      WHEN coalesce(fits.n, 0) < cardinality($2::numeric[])
+       AND spending_enforcement = 'block' AND spending_limit IS NOT NULL THEN 'suspended'
+      WHEN fits.n IS NULL THEN spending_status
+      ELSE 'active' END
   FROM fits
-  WHERE id = $1::uuid AND fits.n IS NOT NULL
-  RETURNING fits.n::integer AS n, spending_period_start`;
+  WHERE id = $1::uuid
+  RETURNING coalesce(fits.n, 0)::integer AS n, spending_period_start`;
 
 const reserveBatch = groupCommit<number, Reservation | null>(async (gateId, amounts) => {
-  const rows = await sql().query<{ n: number; spending_period_start: Date }>(RESERVE, [
+  const [row] = await sql().query<{ n: number; spending_period_start: Date }>(RESERVE, [
     gateId,
     amounts.map((a) => a.toFixed(10)),
   ]);
-  const accepted = rows[0]?.n ?? 0;
-  if (accepted < amounts.length) {
-    await sql().query(
-      `UPDATE gates SET spending_status = 'suspended'
-       WHERE id = $1::uuid AND spending_enforcement = 'block' AND spending_limit IS NOT NULL`,
-      [gateId],
-    );
-  }
+  const accepted = row?.n ?? 0;
   return amounts.map((amount, i) =>
-    i < accepted ? { gateId, amount, periodStart: rows[0]?.spending_period_start as Date } : null,
+    row && i < accepted ? { gateId, amount, periodStart: row.spending_period_start } : null,
   );
 });
 
@@ -149,7 +149,7 @@ export async function addSpending(gateId: string, amount: number): Promise<Settl
           AND (spending_alerted_at IS NULL OR spending_alerted_at < ${PERIOD_START})
          THEN now() ELSE spending_alerted_at END
      FROM (SELECT id AS locked_id, spending_alerted_at AS alerted_before
-           FROM gates WHERE id = $1::uuid FOR UPDATE) AS before
+           FROM gates WHERE id = $1::uuid FOR NO KEY UPDATE) AS before
      WHERE id = before.locked_id
      RETURNING (spending_limit IS NOT NULL AND spending_current >= spending_limit) AS over,
                (spending_alerted_at IS DISTINCT FROM before.alerted_before) AS crossed`,
