@@ -69,7 +69,13 @@ export function createApp(config: Config, runtime: Runtime) {
   // never pays the schema's ~80 MB of memory.
   let graphql: Promise<(c: Context) => Promise<Response>> | undefined;
   app.on(['GET', 'POST', 'OPTIONS'], '/graphql', async (c) => {
-    graphql ??= import('./graphql/yoga.ts').then((m) => m.createGraphQLHandler(config));
+    graphql ??= import('./graphql/yoga.ts').then(
+      (m) => m.createGraphQLHandler(config),
+      (error) => {
+        graphql = undefined; // the next request tries again
+        throw error;
+      },
+    );
     return (await graphql)(c);
   });
 

@@ -29,8 +29,15 @@ export function costOf(modelId: string, usage: Usage): number {
 /** Usage counted with gpt-tokenizer (o200k), for providers that report none: an estimate. */
 export async function estimateUsage(params: ChatParams, completion: ChatCompletion): Promise<Usage> {
   tokenizer ??= import('gpt-tokenizer');
-  const { countTokens } = await tokenizer;
-  const count = (text: string) => (text ? countTokens(text, { disallowedSpecial: new Set() }) : 0);
+  // The answer is paid for whatever happens here: without the tokenizer, a byte count stands in.
+  const countTokens = await tokenizer.then(
+    (t) => (text: string) => t.countTokens(text, { disallowedSpecial: new Set() }),
+    (error) => {
+      console.error('cost: gpt-tokenizer could not be loaded; estimating tokens as bytes / 4', error);
+      return (text: string) => Math.ceil(Buffer.byteLength(text) / 4);
+    },
+  );
+  const count = (text: string) => (text ? countTokens(text) : 0);
   let prompt = 0;
   for (const m of params.messages) prompt += count(textOf(m.content as string)) + MESSAGE_OVERHEAD_TOKENS;
   if (params.tools) prompt += count(JSON.stringify(params.tools));

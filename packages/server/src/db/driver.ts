@@ -27,12 +27,8 @@ export async function openPglite(dataDir: string): Promise<SqlDriver> {
       await db.exec(sql);
     },
     query: async <T>(sql: string, params?: unknown[]) => (await db.query<T>(sql, params as unknown[])).rows,
-    transaction: async (statements) => {
-      await db.transaction(async (tx) => {
-        for (const s of statements) await tx.query(s.sql, s.params);
-      });
-    },
-    adapter: new PrismaPGlite(db as PGlite),
+    transaction: (statements) => db.batch(statements),
+    adapter: new PrismaPGlite(db as unknown as PGlite),
     close: () => db.close(),
   };
 }

@@ -84,6 +84,11 @@ async function handle(msg) {
       return target(msg).query(msg.sql, msg.params, queryOptions(msg));
     case 'exec':
       return target(msg).exec(msg.sql, queryOptions(msg));
+    case 'batch':
+      await db.transaction(async (tx) => {
+        for (const statement of msg.statements) await tx.query(statement.sql, statement.params);
+      });
+      return null;
     case 'begin':
       begin(msg.id);
       return NO_REPLY;

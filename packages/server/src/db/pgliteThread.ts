@@ -53,7 +53,10 @@ function parse<T>(results: Results<T>, parsers: ParserMap | undefined, rowMode: 
   return results;
 }
 
-export type PGliteThread = Pick<PGlite, 'query' | 'exec' | 'transaction' | 'close'>;
+export type PGliteThread = Pick<PGlite, 'query' | 'exec' | 'transaction' | 'close'> & {
+  /** Runs the statements in one transaction inside the database thread: no round trip between them. */
+  batch(statements: { sql: string; params: unknown[] }[]): Promise<void>;
+};
 
 export async function openPgliteThread(dataDir: string, options: PGliteOptions): Promise<PGliteThread> {
   const worker = new Worker(new URL('./pglite-worker.mjs', import.meta.url), {
@@ -65,12 +68,22 @@ export async function openPgliteThread(dataDir: string, options: PGliteOptions):
   let nextId = 1;
   let exited: Error | null = null;
 
-  await new Promise<void>((resolve, reject) => {
-    worker.once('message', (m: { ready: boolean; error?: WireError }) =>
-      m.ready ? resolve() : reject(toError(m.error as WireError)),
-    );
-    worker.once('error', reject);
-  });
+  let onReady!: (m: { ready: boolean; error?: WireError }) => void;
+  let onError!: (error: Error) => void;
+  let onExit!: (code: number) => void;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      onReady = (m) => (m.ready ? resolve() : reject(toError(m.error as WireError)));
+      onError = reject;
+      onExit = (code) => reject(new Error(`the database thread exited (code ${code}) while opening`));
+      worker.once('message', onReady).once('error', onError).once('exit', onExit);
+    });
+  } catch (error) {
+    await worker.terminate();
+    throw error;
+  } finally {
+    worker.off('message', onReady).off('error', onError).off('exit', onExit);
+  }
   worker.on('message', (reply: Reply) => {
     const call = waiting.get(reply.id);
     if (!call) return;
@@ -78,10 +91,18 @@ export async function openPgliteThread(dataDir: string, options: PGliteOptions):
     if (reply.ok) call.resolve(reply.result);
     else call.reject(toError(reply.error, call.sql));
   });
+  let closing = false;
   const fail = (error: Error) => {
     exited = error;
     for (const call of waiting.values()) call.reject(error);
     waiting.clear();
+    // The database is gone for good (PGlite does not survive its thread): stop, so that a
+    // supervisor restarts the process rather than it answering 500 to everything.
+    if (!closing) {
+      console.error('the embedded database stopped; exiting', error);
+      process.exitCode = 1;
+      setImmediate(() => process.exit(1));
+    }
   };
   worker.on('error', fail);
   worker.on('exit', (code) => fail(new Error(`the database thread exited (code ${code})`)));
@@ -91,7 +112,13 @@ export async function openPgliteThread(dataDir: string, options: PGliteOptions):
     const id = nextId++;
     return new Promise<T>((resolve, reject) => {
       waiting.set(id, { resolve: resolve as (v: unknown) => void, reject, sql: fields.sql as string });
-      worker.postMessage({ id, op, ...fields });
+      try {
+        worker.postMessage({ id, op, ...fields });
+      } catch (error) {
+        // A value that cannot cross threads (a function, say): this call fails, nothing waits on it.
+        waiting.delete(id);
+        reject(error);
+      }
     });
   }
 
@@ -147,8 +174,12 @@ export async function openPgliteThread(dataDir: string, options: PGliteOptions):
         throw error;
       }
     },
+    async batch(statements) {
+      await call('batch', { statements });
+    },
     async close() {
       if (exited) return;
+      closing = true;
       await call('close');
       await worker.terminate();
     },
