@@ -48,15 +48,18 @@ async function readText(c: Context, maxBytes: number): Promise<string> {
 
 /**
  * Aborts when the client goes away before its answer is complete, so the provider call it was
- * waiting for is cancelled too.
+ * waiting for is cancelled too. Take it first thing in a route: a client that left before is
+ * seen as gone at once.
  */
 export function clientSignal(c: Context): AbortSignal {
   const outgoing = (c.env as NodeBindings | undefined)?.outgoing;
   if (!outgoing) return c.req.raw.signal;
   const controller = new AbortController();
-  outgoing.once('close', () => {
+  const gone = () => {
     if (!outgoing.writableFinished) controller.abort(new Error('the client went away'));
-  });
+  };
+  if (outgoing.closed || outgoing.destroyed) gone();
+  else outgoing.once('close', gone);
   return controller.signal;
 }
 

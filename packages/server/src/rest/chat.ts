@@ -29,6 +29,7 @@ function nativeAnswer(o: ChatOutcome) {
 
 export function nativeChatRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: number }) {
   return new Hono<ActorEnv>().post('/chat', async (c) => {
+    const signal = clientSignal(c);
     const body = await readJson(c, limits.maxBodyBytes);
     const gateId = (body as { gateId?: unknown } | null)?.gateId;
     if (typeof gateId !== 'string' || !isUuid(gateId)) {
@@ -39,10 +40,10 @@ export function nativeChatRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: n
     const parse = () => fromNative(parseWith(nativeChatSchema, body));
     const wantsStream = (body as { data?: { stream?: unknown } }).data?.stream === true;
     if (!wantsStream) {
-      const outcome = await dataPlane.chat(caller, gate, parse, { signal: clientSignal(c) });
+      const outcome = await dataPlane.chat(caller, gate, parse, { signal });
       return c.json(nativeAnswer(outcome), 200, outcomeHeaders(outcome));
     }
-    return streamChat((hooks) => dataPlane.chat(caller, gate, parse, hooks), nativeSse, clientSignal(c));
+    return streamChat((hooks) => dataPlane.chat(caller, gate, parse, hooks), nativeSse, signal);
   });
 }
 

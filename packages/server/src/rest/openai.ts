@@ -158,6 +158,7 @@ export function openAIRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: numbe
     return c.json(body, status as 400);
   });
   app.post('/chat/completions', requireActor, async (c) => {
+    const signal = clientSignal(c);
     const body = await readJson(c, limits.maxBodyBytes);
     const gateId = gateIdOf(c, body);
     const gate = await loadGate(c.var.actor.user.id, gateId);
@@ -169,11 +170,11 @@ export function openAIRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: numbe
     };
     const parse = () => fromOpenAI(parseWith(openAIChatSchema, body), b.model === gate.id);
     if (b.stream !== true) {
-      const outcome = await dataPlane.chat(caller, gate, parse, { signal: clientSignal(c) });
+      const outcome = await dataPlane.chat(caller, gate, parse, { signal });
       return c.json(completionBody(outcome), 200, outcomeHeaders(outcome));
     }
     const format = sseFormat(b.stream_options?.include_usage === true);
-    return streamChat((hooks) => dataPlane.chat(caller, gate, parse, hooks), format, clientSignal(c));
+    return streamChat((hooks) => dataPlane.chat(caller, gate, parse, hooks), format, signal);
   });
 
   /** The caller's gates (usable as the model) and the models they route to. */

@@ -1,0 +1,61 @@
+/**
+ * A client that goes away before its answer: the provider call it was waiting for is cancelled
+ * (no answer is paid for that nobody will read) and the request is logged as failed. Over a real
+ * socket, since that is where a client can leave: the chat routes watch the node response.
+ */
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.ts';
+import { useTestApp } from './support/app.ts';
+import { logEntriesOf, say } from './support/chat.ts';
+import { createGate, signUpUser } from './support/factories.ts';
+
+const app = useTestApp();
+let base = '';
+let close: () => Promise<void> = async () => {};
+
+beforeAll(async () => {
+  const server = serve({ fetch: createApp(app.config, app.runtime).fetch, port: 0, hostname: '127.0.0.1' });
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  close = () => new Promise((resolve) => server.close(() => resolve()));
+});
+afterAll(() => close());
+
+/** The gate's log entries once one is there (bounded: 10 s). */
+async function entriesOnceWritten(gateId: string) {
+  for (let i = 0; i < 100; i++) {
+    const entries = await logEntriesOf(app, gateId);
+    if (entries.length > 0) return entries;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return [];
+}
+
+describe.each([
+  ['/v3/chat', (gateId: string) => ({ gateId, data: { messages: say('[mock:delay=5000] slow') } })],
+  ['/v1/chat/completions', () => ({ model: 'mock/echo', messages: say('[mock:delay=5000] slow') })],
+])('%s, a client that leaves before the answer', (path, body) => {
+  it('cancels the provider call and logs the request as failed', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, { model: 'mock/echo' });
+    const client = new AbortController();
+    const request = fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: { ...user.auth, 'content-type': 'application/json', 'x-gatehouse-gate-id': gate.id },
+      body: JSON.stringify(body(gate.id)),
+      signal: client.signal,
+    });
+    // Long enough for the request to reach the mock's 5 s wait, far from its end.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    client.abort();
+    await expect(request).rejects.toThrow();
+
+    const [entry, ...more] = await entriesOnceWritten(gate.id);
+    expect(more).toEqual([]);
+    // Had the call gone on, the mock would have answered and the entry would be a success.
+    expect(entry).toMatchObject({ success: false, modelUsed: null, costUsd: expect.anything() });
+    expect(Number(entry?.costUsd)).toBe(0);
+  });
+});
