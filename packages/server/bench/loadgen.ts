@@ -36,12 +36,13 @@ for (let i = 0; i < total; i++) {
     request(url as string, { method: 'POST', headers, body: body as string, dispatcher: agent })
       .then(async (res) => {
         await res.body.text();
+        if (i < warmup) return;
         if (res.statusCode === 200) ok++;
         else errors++;
-        if (i >= warmup) latencies.push(performance.now() - t0);
+        latencies.push(performance.now() - t0);
       })
       .catch(() => {
-        errors++;
+        if (i >= warmup) errors++;
       }),
   );
 }
