@@ -8,7 +8,7 @@ import { type Config, migrationsDir } from './config.ts';
 import { driver } from './db/client.ts';
 import { pendingMigrations } from './db/migrate.ts';
 import { NotFoundError } from './domain/errors.ts';
-import { errorBody, errorResponse } from './http/errors.ts';
+import { errorResponse, tooLarge } from './http/errors.ts';
 import { requireActor } from './http/middleware.ts';
 import { apiKeyRoutes } from './rest/apiKeys.ts';
 import { authRoutes } from './rest/auth.ts';
@@ -40,8 +40,7 @@ export function createApp(config: Config, runtime: Runtime) {
 
   const limit = bodyLimit({
     maxSize: MAX_BODY_BYTES,
-    onError: (c) =>
-      c.json(errorBody('payload_too_large', `Request body exceeds ${MAX_BODY_BYTES} bytes`), 413),
+    onError: (c) => errorResponse(c, tooLarge(MAX_BODY_BYTES)),
   });
   // Chat bodies may carry images, so they get their own, larger limit, which the chat routes
   // enforce as they read; the OpenAI-compatible routes answer in OpenAI's error shape, so they

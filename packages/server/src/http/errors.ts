@@ -18,7 +18,8 @@ export function errorResponse(c: Context, error: unknown) {
 /** What @hono/node-server hands a route besides the web Request: the node request and response. */
 type NodeBindings = { incoming?: IncomingMessage; outgoing?: ServerResponse };
 
-const tooLarge = (maxBytes: number) =>
+/** The 413 of every body limit, the middleware's and the chat routes' alike. */
+export const tooLarge = (maxBytes: number) =>
   new DomainError('payload_too_large', `Request body exceeds ${maxBytes} bytes`);
 
 /**
