@@ -143,6 +143,8 @@ const gatewayEnv = {
   GATEHOUSE_OPEN_SIGNUP: '1',
   OPENAI_API_KEY: 'bench',
   OPENAI_BASE_URL: `http://127.0.0.1:${upstream.port}/v1`,
+  // As `pnpm start` sets it (packages/server/package.json).
+  MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
 };
 // The gateway as `pnpm start` runs it: the built dist/main.mjs.
 execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: serverDir, stdio: 'inherit' });
