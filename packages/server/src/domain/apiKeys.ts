@@ -3,6 +3,7 @@ import type { ApiKey, User } from '../generated/prisma/client.ts';
 import { apiKeyCreateSchema } from '../rules/account.ts';
 import { isUuid } from '../rules/ids.ts';
 import { NotFoundError, parseWith } from './errors.ts';
+import { hotCache } from './hotCache.ts';
 import { randomToken, sha256 } from './secrets.ts';
 
 /** Every key starts so: easy to spot in code and for secret scanners. */
@@ -42,8 +43,7 @@ export async function revokeApiKey(userId: string, id: string): Promise<ApiKey> 
     ? key
     : await prisma.apiKey.update({ where: { id }, data: { revokedAt: new Date() } });
   // After the write: a lookup that ran before it (and would cache the key as valid) is dropped.
-  keyCache.delete(key.keyHash);
-  keyLookups.delete(key.keyHash);
+  keyCache.forget(key.keyHash);
   return revoked;
 }
 
@@ -51,40 +51,24 @@ export function looksLikeApiKey(value: string): boolean {
   return KEY_PATTERN.test(value);
 }
 
-// Recently authenticated keys, so the hot path skips a query per request. Revoking through this
-// process drops the entry at once; another process's revocation is seen within KEY_CACHE_TTL_MS.
+// Recently authenticated keys (hotCache.ts), so the hot path skips a query per request. Revoking
+// through this process drops the entry at once; another process's revocation is seen within
+// KEY_CACHE_TTL_MS. Unknown and revoked keys are not kept.
 const KEY_CACHE_TTL_MS = 5000;
-const keyCache = new Map<string, { found: ApiKey & { user: User }; at: number }>();
-
-/** Lookups in flight by hash: the requests that find a key's entry expired together share one. */
-const keyLookups = new Map<string, Promise<(ApiKey & { user: User }) | null>>();
-
-function lookUpKey(hash: string): Promise<(ApiKey & { user: User }) | null> {
-  const pending = keyLookups.get(hash);
-  if (pending) return pending;
-  const lookup = prisma.apiKey
-    .findUnique({ where: { keyHash: hash }, include: { user: true } })
-    .then((found) => {
-      // Kept only if the key was not revoked meanwhile (revokeApiKey drops the lookup).
-      if (found && !found.revokedAt && keyLookups.get(hash) === lookup) {
-        if (keyCache.size >= 10_000) keyCache.clear();
-        keyCache.set(hash, { found, at: performance.now() });
-      }
-      return found;
-    })
-    .finally(() => {
-      if (keyLookups.get(hash) === lookup) keyLookups.delete(hash);
-    });
-  keyLookups.set(hash, lookup);
-  return lookup;
-}
+type FoundKey = (ApiKey & { user: User }) | null;
+const keyCache = hotCache<FoundKey>({
+  ttlMs: KEY_CACHE_TTL_MS,
+  maxEntries: 10_000,
+  keep: (found) => found !== null && !found.revokedAt,
+});
+const lookUpKey = (hash: string) => () =>
+  prisma.apiKey.findUnique({ where: { keyHash: hash }, include: { user: true } });
 
 /** The key's owner, or null for an unknown or revoked key. */
 export async function authenticateApiKey(key: string): Promise<{ user: User; apiKey: ApiKey } | null> {
   if (!looksLikeApiKey(key)) return null;
   const hash = sha256(key);
-  const hit = keyCache.get(hash);
-  const found = hit && performance.now() - hit.at < KEY_CACHE_TTL_MS ? hit.found : await lookUpKey(hash);
+  const found = await keyCache.get(hash, lookUpKey(hash));
   if (!found || found.revokedAt) return null;
   const now = Date.now();
   const written = Math.max(found.lastUsedAt?.getTime() ?? 0, lastUsedWritten.get(found.id) ?? 0);

@@ -182,7 +182,7 @@ export async function updateGate(userId: string, id: string, raw: unknown): Prom
       await spendingSettingsChanged(existing.id);
     }
     // Forgotten after the write, so a request reading meanwhile cannot cache the old gate.
-    forgetGate(existing.id);
+    forgetGate(existing);
     return spendingTouched ? await prisma.gate.findUniqueOrThrow({ where: { id: existing.id } }) : updated;
   } catch (error) {
     if (isUniqueViolation(error)) throw nameTaken();
@@ -193,7 +193,7 @@ export async function updateGate(userId: string, id: string, raw: unknown): Prom
 export async function deleteGate(userId: string, id: string): Promise<void> {
   const gate = await getGate(userId, id);
   await prisma.gate.delete({ where: { id: gate.id } });
-  forgetGate(gate.id);
+  forgetGate(gate);
 }
 
 /** The gate as clients see it: money as numbers, spending as of now. */

@@ -1,0 +1,72 @@
+/**
+ * What the hot path reads on every request (API keys, gates), kept for a short time so a request
+ * does not wait for the database. One implementation of the rules both caches follow:
+ *
+ * - An entry is used for `ttlMs` after it was read; so another process's change is seen within it.
+ * - From half of that on, the next request is answered from the entry while a fresh read runs in
+ *   the background: at steady traffic no request waits for a read. Before, every request that
+ *   arrived while an expired entry was read again waited for it, behind whatever the database
+ *   was doing (a batch of log entries, say), every `ttlMs`.
+ * - The requests that find no usable entry share one read instead of sending one each.
+ * - `forget` (called after a write) drops the entry and the read in flight, so a read that ran
+ *   before the write cannot put the old value back.
+ * - A background read that fails, or finds a value `keep` refuses, drops the entry: nothing is
+ *   served on the strength of a read that did not confirm it.
+ */
+export function hotCache<V>(options: {
+  ttlMs: number;
+  maxEntries: number;
+  keep?: (value: V) => boolean;
+  now?: () => number;
+}) {
+  const now = options.now ?? (() => performance.now());
+  const entries = new Map<string, { value: V; at: number }>();
+  const reads = new Map<string, Promise<V>>();
+  const refreshAfter = options.ttlMs / 2;
+
+  function read(key: string, load: () => Promise<V>): Promise<V> {
+    const pending = reads.get(key);
+    if (pending) return pending;
+    const promise: Promise<V> = load()
+      .then(
+        (value) => {
+          if (reads.get(key) === promise) {
+            if (options.keep?.(value) ?? true) {
+              if (entries.size >= options.maxEntries) entries.clear();
+              entries.set(key, { value, at: now() });
+            } else entries.delete(key);
+          }
+          return value;
+        },
+        (error: unknown) => {
+          if (reads.get(key) === promise) entries.delete(key);
+          throw error;
+        },
+      )
+      .finally(() => {
+        if (reads.get(key) === promise) reads.delete(key);
+      });
+    reads.set(key, promise);
+    return promise;
+  }
+
+  return {
+    /** The entry's value, or `load()`'s once it answers. */
+    get(key: string, load: () => Promise<V>): V | Promise<V> {
+      const hit = entries.get(key);
+      if (hit) {
+        const age = now() - hit.at;
+        if (age < options.ttlMs) {
+          // The request is answered either way; a failure is the next request's to see.
+          if (age >= refreshAfter && !reads.has(key)) read(key, load).catch(() => {});
+          return hit.value;
+        }
+      }
+      return read(key, load);
+    },
+    forget(key: string): void {
+      entries.delete(key);
+      reads.delete(key);
+    },
+  };
+}
