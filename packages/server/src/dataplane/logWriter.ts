@@ -5,6 +5,7 @@
  */
 import { sql } from '../db/client.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
+import { jsonText } from '../providers/wireText.ts';
 
 export type LogEntryData = Prisma.LogEntryCreateManyInput;
 
@@ -124,47 +125,52 @@ function rollupsOf(rows: Queued[]): Rollup[] {
   return [...groups.values()];
 }
 
-function rowOf(entry: LogEntryData): Record<string, unknown> {
-  const row: Record<string, unknown> = {};
-  for (const [column, , field] of COLUMNS) {
-    const value = entry[field] ?? DEFAULTS[field] ?? null;
-    row[column] =
-      field === 'createdAt' ? new Date((value as Date | string | null) ?? Date.now()).toISOString() : value;
-  }
-  row.id ??= crypto.randomUUID();
-  return row;
-}
+/** Each column's key as it opens its member of the row's JSON object. */
+const KEYS = COLUMNS.map(([column], i) => `${i === 0 ? '{' : ','}"${column}":`);
 
 /**
  * A queued entry: its row already written as JSON, and the few fields the hourly totals need. One
  * flat string per entry is cheap for the garbage collector to keep until the batch goes out; the
  * entry's objects (the provider's request and response among them) are garbage at once.
  */
-type Queued = Pick<
-  Record<string, unknown>,
-  | 'user_id'
-  | 'gate_id'
-  | 'created_at'
-  | 'success'
-  | 'cost_usd'
-  | 'latency_ms'
-  | 'prompt_tokens'
-  | 'completion_tokens'
-> & { id: unknown; json: string };
+type Queued = {
+  id: string;
+  json: string;
+  user_id: string;
+  gate_id: string | null;
+  created_at: string;
+  success: boolean;
+  cost_usd: unknown;
+  latency_ms: unknown;
+  prompt_tokens: unknown;
+  completion_tokens: unknown;
+};
 
+/**
+ * The entry as the row's JSON, written member by member: the provider's request and response go
+ * in as the text that crossed the wire (wireText.ts) rather than being serialised again.
+ */
 function queued(entry: LogEntryData): Queued {
-  const row = rowOf(entry);
+  const id = entry.id ?? crypto.randomUUID();
+  const createdAt = new Date((entry.createdAt as Date | string | undefined) ?? Date.now()).toISOString();
+  let json = '';
+  for (let i = 0; i < COLUMNS.length; i++) {
+    const field = (COLUMNS[i] as (typeof COLUMNS)[number])[2];
+    const value =
+      field === 'id' ? id : field === 'createdAt' ? createdAt : (entry[field] ?? DEFAULTS[field] ?? null);
+    json += KEYS[i] + (value === null ? 'null' : jsonText(value));
+  }
   return {
-    id: row.id,
-    json: JSON.stringify(row),
-    user_id: row.user_id,
-    gate_id: row.gate_id,
-    created_at: row.created_at,
-    success: row.success,
-    cost_usd: row.cost_usd,
-    latency_ms: row.latency_ms,
-    prompt_tokens: row.prompt_tokens,
-    completion_tokens: row.completion_tokens,
+    id,
+    json: `${json}}`,
+    user_id: entry.userId,
+    gate_id: entry.gateId ?? null,
+    created_at: createdAt,
+    success: entry.success,
+    cost_usd: entry.costUsd ?? DEFAULTS.costUsd,
+    latency_ms: entry.latencyMs ?? DEFAULTS.latencyMs,
+    prompt_tokens: entry.promptTokens ?? DEFAULTS.promptTokens,
+    completion_tokens: entry.completionTokens ?? DEFAULTS.completionTokens,
   };
 }
 

@@ -1,6 +1,7 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { Agent, request, errors as undiciErrors } from 'undici';
 import { ProviderError } from './types.ts';
+import { rememberWireText } from './wireText.ts';
 
 // One keep-alive pool for every upstream: connection reuse is most of a gateway's overhead.
 const agent = new Agent({ keepAliveTimeout: 30_000, connections: 256, pipelining: 1 });
@@ -64,12 +65,14 @@ function parseJson(text: string): unknown {
 }
 
 async function send(url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal) {
+  const wire = JSON.stringify(body);
+  rememberWireText(body, wire);
   try {
     return await request(url, {
       method: 'POST',
       dispatcher: agent,
       headers: { 'content-type': 'application/json', ...headers },
-      body: JSON.stringify(body),
+      body: wire,
       signal,
     });
   } catch (error) {
@@ -115,6 +118,7 @@ export async function postJson(
   if (typeof parsed !== 'object' || parsed === null) {
     throw new ProviderError('invalid_response', 'The provider answered with something other than JSON');
   }
+  rememberWireText(parsed, text);
   return parsed;
 }
 
