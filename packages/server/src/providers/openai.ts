@@ -2,6 +2,7 @@
  * OpenAI's chat-completions wire format, for OpenAI itself and the compatible family (Groq,
  * DeepSeek, xAI, Together, OpenRouter, Ollama, vLLM) and, with its few differences, Mistral.
  */
+import { createHash } from 'node:crypto';
 import { postJson, postSse } from './http.ts';
 import {
   type CallOptions,
@@ -34,6 +35,11 @@ export type OpenAIDialect = {
   developerRole: boolean;
   /** Whether messages other than tool results may carry `name` (Mistral forbids it). */
   messageNames: boolean;
+  /**
+   * Mistral accepts only tool call ids of nine letters and digits, its own kind, and checks every
+   * id in the conversation: one begun on another provider (call_…, toolu_…) is a 400 there.
+   */
+  toolCallIds: 'any' | 'nine-alphanumeric';
   extraHeaders?: Record<string, string>;
 };
 
@@ -113,12 +119,33 @@ function isContentPolicy(body: unknown): boolean {
   return code === 'content_policy_violation' || code === 'content_filter';
 }
 
+const NINE_ALPHANUMERIC = /^[a-zA-Z0-9]{9}$/;
+
+/**
+ * A tool call id in the nine letters and digits Mistral accepts: its own ids unchanged, any other
+ * id turned into nine characters of its SHA-256, so a call and its result still match.
+ */
+export function mistralToolCallId(id: string): string {
+  if (NINE_ALPHANUMERIC.test(id)) return id;
+  return createHash('sha256')
+    .update(id)
+    .digest('base64')
+    .replace(/[^a-zA-Z0-9]/g, '')
+    .slice(0, 9);
+}
+
 function wireMessages(dialect: OpenAIDialect, messages: ChatMessage[]): ChatMessage[] {
-  if (dialect.developerRole && dialect.messageNames) return messages;
+  const rewriteIds = dialect.toolCallIds === 'nine-alphanumeric';
+  if (dialect.developerRole && dialect.messageNames && !rewriteIds) return messages;
   return messages.map((m) => {
-    if (m.role === 'tool') return m;
+    if (m.role === 'tool') {
+      return rewriteIds ? { ...m, tool_call_id: mistralToolCallId(m.tool_call_id) } : m;
+    }
     const { name, ...rest } = m;
     const kept = dialect.messageNames && name !== undefined ? { ...rest, name } : rest;
+    if (rewriteIds && m.role === 'assistant' && m.tool_calls) {
+      (kept as typeof m).tool_calls = m.tool_calls.map((c) => ({ ...c, id: mistralToolCallId(c.id) }));
+    }
     return (
       m.role === 'developer' && !dialect.developerRole ? { ...kept, role: 'system' } : kept
     ) as ChatMessage;

@@ -44,6 +44,7 @@ export function createProviderRegistry(settings: ProviderSettings): ProviderRegi
           streamOptions: false,
           developerRole: false,
           messageNames: false,
+          toolCallIds: 'nine-alphanumeric',
         }),
       );
     } else {
@@ -58,6 +59,7 @@ export function createProviderRegistry(settings: ProviderSettings): ProviderRegi
           streamOptions: true,
           developerRole: id === 'openai',
           messageNames: true,
+          toolCallIds: 'any',
         }),
       );
     }

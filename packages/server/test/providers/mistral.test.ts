@@ -233,6 +233,43 @@ describe('tool calls', () => {
     expect(upstream.last().body.messages).toEqual(messages);
     expect(result.content).toBe('18°C.');
   });
+
+  it("rewrites other providers' tool call ids into the nine letters and digits Mistral accepts", async () => {
+    upstream.reply({ type: 'json', body: completion('mistral', { content: '18°C.' }) });
+    // A conversation begun on OpenAI (or Anthropic: toolu_…), falling back to Mistral.
+    const openAIId = 'call_Xo1mBQ7m3jTkbY0mD3Zw6Hn2';
+    const anthropicId = 'toolu_01A09q90qw90lq917835lq9';
+    const call = (id: string, city: string) => ({
+      id,
+      type: 'function' as const,
+      function: { name: 'get_weather', arguments: JSON.stringify({ city }) },
+    });
+    const result = await complete(adapter, MODEL, {
+      messages: [
+        { role: 'user', content: 'Weather in Boston and Paris?' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [call(openAIId, 'Boston'), call(anthropicId, 'Paris')],
+        },
+        { role: 'tool', tool_call_id: anthropicId, content: '{"celsius":21}' },
+        { role: 'tool', tool_call_id: openAIId, content: '{"celsius":18}' },
+      ],
+      tools: [weatherTool],
+    });
+    expect(result.content).toBe('18°C.');
+    const sent = upstream.last().body.messages as {
+      tool_calls?: { id: string }[];
+      tool_call_id?: string;
+    }[];
+    const [bostonId, parisId] = (sent[1]?.tool_calls ?? []).map((c) => c.id);
+    expect(bostonId).toMatch(/^[a-zA-Z0-9]{9}$/);
+    expect(parisId).toMatch(/^[a-zA-Z0-9]{9}$/);
+    expect(bostonId).not.toBe(parisId);
+    // Each result still answers its own call.
+    expect(sent[2]?.tool_call_id).toBe(parisId);
+    expect(sent[3]?.tool_call_id).toBe(bostonId);
+  });
 });
 
 describe('structured output', () => {

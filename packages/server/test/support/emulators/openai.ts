@@ -278,6 +278,31 @@ export function gatekeeper(flavor: Flavor, apiKey: string, path: string): Gateke
         "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
       );
     }
+    if (flavor === 'mistral') {
+      // Mistral checks every tool call id in the conversation, its own or not.
+      const messages = (body.messages ?? []) as {
+        tool_call_id?: string;
+        tool_calls?: { id?: string }[];
+      }[];
+      const ids = messages.flatMap((m) => [
+        ...(m.tool_call_id !== undefined ? [m.tool_call_id] : []),
+        ...(m.tool_calls ?? []).map((c) => c.id ?? ''),
+      ]);
+      const bad = ids.find((id) => !/^[a-zA-Z0-9]{9}$/.test(id));
+      if (bad !== undefined) {
+        return {
+          type: 'json',
+          status: 400,
+          body: {
+            object: 'error',
+            message: `Tool call id was ${bad} but must be a-z, A-Z, 0-9, with a length of 9.`,
+            type: 'invalid_request_error',
+            param: null,
+            code: null,
+          },
+        };
+      }
+    }
     const roles = flavor === 'mistral' ? MISTRAL_ROLES : OPENAI_ROLES;
     for (const [i, m] of (body.messages ?? []).entries()) {
       if (!roles.has(m.role)) {
