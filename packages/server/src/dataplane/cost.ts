@@ -17,11 +17,12 @@ export function costOf(modelId: string, usage: Usage): number {
   const model = findModel(modelId);
   if (!model) return 0;
   const input = model.inputPricePerMTok ?? 0;
-  const cachedRate = model.cachedInputPricePerMTok ?? input;
   const cached = Math.min(usage.cachedTokens ?? 0, usage.promptTokens);
+  const written = Math.min(usage.cacheWriteTokens ?? 0, usage.promptTokens - cached);
   const dollars =
-    (usage.promptTokens - cached) * input +
-    cached * cachedRate +
+    (usage.promptTokens - cached - written) * input +
+    cached * (model.cachedInputPricePerMTok ?? input) +
+    written * (model.cacheWriteInputPricePerMTok ?? input) +
     usage.completionTokens * (model.outputPricePerMTok ?? 0);
   return dollars / 1_000_000;
 }

@@ -19,6 +19,8 @@ export type CatalogModel = {
   inputPricePerMTok: number | null;
   outputPricePerMTok: number | null;
   cachedInputPricePerMTok: number | null;
+  /** Writing input to the prompt cache (Anthropic); null: charged as input. */
+  cacheWriteInputPricePerMTok: number | null;
   contextWindow: number | null;
   deprecated: boolean;
   source: 'genai-prices' | 'local';
@@ -78,6 +80,7 @@ const LOCAL_MODELS: CatalogModel[] = [
   inputPricePerMTok: input as number,
   outputPricePerMTok: output as number,
   cachedInputPricePerMTok: null,
+  cacheWriteInputPricePerMTok: null,
   contextWindow: 128_000,
   deprecated: false,
   source: 'local' as const,
@@ -100,6 +103,7 @@ function buildCatalog(): Map<string, CatalogModel> {
         inputPricePerMTok: perMTok(price.input_mtok),
         outputPricePerMTok: perMTok(price.output_mtok),
         cachedInputPricePerMTok: perMTok(price.cache_read_mtok),
+        cacheWriteInputPricePerMTok: perMTok(price.cache_write_mtok),
         contextWindow: info.context_window ?? null,
         deprecated: info.deprecated ?? false,
         source: 'genai-prices',
@@ -137,6 +141,7 @@ function selfHosted(id: string): CatalogModel | undefined {
     inputPricePerMTok: 0,
     outputPricePerMTok: 0,
     cachedInputPricePerMTok: null,
+    cacheWriteInputPricePerMTok: null,
     contextWindow: null,
     deprecated: false,
     source: 'local',

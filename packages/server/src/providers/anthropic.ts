@@ -151,10 +151,12 @@ function finishReasonOf(reason: string | null | undefined, response: unknown): F
 function usageOf(usage: WireUsage | undefined): Usage | null {
   if (!usage || typeof usage.input_tokens !== 'number') return null;
   const cached = usage.cache_read_input_tokens ?? 0;
+  const written = usage.cache_creation_input_tokens ?? 0;
   return {
-    promptTokens: usage.input_tokens + cached + (usage.cache_creation_input_tokens ?? 0),
+    promptTokens: usage.input_tokens + cached + written,
     completionTokens: usage.output_tokens ?? 0,
     ...(cached > 0 && { cachedTokens: cached }),
+    ...(written > 0 && { cacheWriteTokens: written }),
   };
 }
 

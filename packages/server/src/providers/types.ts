@@ -57,7 +57,10 @@ export type ChatParams = {
 export type Usage = {
   promptTokens: number;
   completionTokens: number;
+  /** Input read from the provider's prompt cache (part of promptTokens), priced below input. */
   cachedTokens?: number;
+  /** Input written to the provider's prompt cache (part of promptTokens; Anthropic), priced above. */
+  cacheWriteTokens?: number;
   reasoningTokens?: number;
 };
 

@@ -77,7 +77,7 @@ describe('a plain answer', () => {
       toolCalls: [],
       finishReason: 'stop',
       // Anthropic counts cached and cache-writing input apart from input_tokens.
-      usage: { promptTokens: 1070, completionTokens: 3, cachedTokens: 1000 },
+      usage: { promptTokens: 1070, completionTokens: 3, cachedTokens: 1000, cacheWriteTokens: 50 },
       providerRequest: sent.body,
       providerResponse: answer,
     });
