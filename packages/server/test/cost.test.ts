@@ -7,7 +7,9 @@ import { findModel } from '../src/domain/catalog.ts';
 // and its calcPrice knows each provider's rules for cached and cache-writing input.
 function reference(model: string, usage: Record<string, number>) {
   const [provider, providerModel] = model.split('/') as [string, string];
-  return calcPrice(usage, providerModel, { providerId: provider }).total_price;
+  const price = calcPrice(usage, providerModel, { providerId: provider });
+  if (!price) throw new Error(`genai-prices does not know ${model}`);
+  return price.total_price;
 }
 
 describe('cost of a request', () => {
