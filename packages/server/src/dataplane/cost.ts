@@ -66,10 +66,8 @@ export function worstCaseCost(models: string[], params: ChatParams): number {
   }
   if (params.tools) promptBound += Buffer.byteLength(JSON.stringify(params.tools));
   const output = params.maxTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
-  // The prompt at its dearest rate: plain input, or all of it written to a prompt cache.
-  const bounds = [
-    { promptTokens: promptBound, completionTokens: output },
-    { promptTokens: promptBound, cacheWriteTokens: promptBound, completionTokens: output },
-  ];
-  return Math.max(0, ...models.flatMap((id) => bounds.map((usage) => costOf(id, usage))));
+  return Math.max(
+    0,
+    ...models.map((id) => costOf(id, { promptTokens: promptBound, completionTokens: output })),
+  );
 }
