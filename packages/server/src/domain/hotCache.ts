@@ -27,13 +27,15 @@ export function hotCache<V>(options: {
   function read(key: string, load: () => Promise<V>): Promise<V> {
     const pending = reads.get(key);
     if (pending) return pending;
+    // The entry's life starts when the read does: what it finds is at least that fresh.
+    const startedAt = now();
     const promise: Promise<V> = load()
       .then(
         (value) => {
           if (reads.get(key) === promise) {
             if (options.keep?.(value) ?? true) {
               if (entries.size >= options.maxEntries) entries.clear();
-              entries.set(key, { value, at: now() });
+              entries.set(key, { value, at: startedAt });
             } else entries.delete(key);
           }
           return value;
