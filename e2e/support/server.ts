@@ -55,6 +55,8 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
       HOST: '127.0.0.1',
       DATA_DIR: dataDir,
       DATABASE_URL: '',
+      // As `pnpm start` sets it (packages/server/package.json).
+      MALLOC_ARENA_MAX: '2',
       NODE_ENV: 'test',
       GATEHOUSE_OPEN_SIGNUP: '0',
       GATEHOUSE_WEB_DIST: webDist,
