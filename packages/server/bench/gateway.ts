@@ -205,9 +205,10 @@ try {
   const directRps = wrk(direct.url, direct.headers, body, SECONDS);
   const gatewayRps = wrk(viaGateway.url, viaGateway.headers, body, SECONDS);
   const proxyRps = wrk(`http://127.0.0.1:${proxyPort}/v1/chat/completions`, direct.headers, body, SECONDS);
-  console.log(`latency: open loop at ${RATE} req/s, ${SECONDS} s each…`);
+  console.log(`latency: open loop at ${RATE} req/s, ${SECONDS} s each (direct, gateway, bare proxy)…`);
   const directLat = fixedRate(direct.url, direct.headers, body);
   const gatewayLat = fixedRate(viaGateway.url, viaGateway.headers, body);
+  const proxyLat = fixedRate(`http://127.0.0.1:${proxyPort}/v1/chat/completions`, direct.headers, body);
   const rss = peakRssMb(gateway.pid as number);
 
   // This process sat blocked through the runs above: its pooled connection may have been closed
@@ -236,6 +237,9 @@ try {
   );
   console.log(
     `  overhead     p50 ${ms(p50)} (target ≤ 1 ms: ${verdict(p50 <= 1)}), p99 ${ms(p99)} (target ≤ 5 ms: ${verdict(p99 <= 5)})`,
+  );
+  console.log(
+    `  reference    the bare proxy's overhead at ${RATE} req/s: p50 ${ms(proxyLat.p50 - directLat.p50)}, p99 ${ms(proxyLat.p99 - directLat.p99)}`,
   );
   console.log(`  peak RSS     ${rss.toFixed(0)} MB (target ≤ 250 MB: ${verdict(rss <= 250)})`);
   console.log(`  spending     $${check.spendingCurrent.toFixed(6)} recorded on the gate`);
