@@ -5,7 +5,7 @@
  * every call after it is refused too.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reserve, settle } from '../src/dataplane/spending.ts';
+import { createSpendingAccumulator, reserve, settle } from '../src/dataplane/spending.ts';
 import type { Database } from '../src/db/client.ts';
 import { openTestDatabase } from './support/app.ts';
 
@@ -74,5 +74,25 @@ describe('reservations in one batch', () => {
     const row = await gateRow(gate.id);
     expect(Number(row.spendingCurrent)).toBe(0.75);
     expect(row.spendingStatus).toBe('active');
+  });
+});
+
+describe('costs of gates without a block limit', () => {
+  it('keeps a cost the database refused and records it with the next write', async () => {
+    const gate = await blockGate(1000);
+    await db.prisma.gate.update({ where: { id: gate.id }, data: { spendingEnforcement: 'alert_only' } });
+    const accumulator = createSpendingAccumulator(20);
+    // Not a problem with the costs: the table is away for a moment (as in an outage).
+    await db.driver.exec('ALTER TABLE gates RENAME TO gates_away');
+    try {
+      accumulator.add(gate.id, 0.25);
+      await new Promise((r) => setTimeout(r, 150));
+      accumulator.add(gate.id, 0.5);
+      await new Promise((r) => setTimeout(r, 150));
+    } finally {
+      await db.driver.exec('ALTER TABLE gates_away RENAME TO gates');
+    }
+    await accumulator.close();
+    expect(Number((await gateRow(gate.id)).spendingCurrent)).toBeCloseTo(0.75, 10);
   });
 });

@@ -160,19 +160,41 @@ export async function addSpending(gateId: string, amount: number): Promise<Settl
 
 /**
  * Costs of gates without a limit, summed in memory and written every `intervalMs`: nothing is
- * enforced on them, so the hot path need not wait for a write.
+ * enforced on them, so the hot path need not wait for a write. A cost the database refuses
+ * (unreachable, say) stays pending and goes with the next write: it was paid, so it is counted.
+ * (A write that committed but whose answer was lost would be counted twice: an overcount on a
+ * gate that enforces nothing, where dropping it would leave a paid cost out.)
  */
 export function createSpendingAccumulator(intervalMs = 250) {
   const pending = new Map<string, number>();
   let flushing: Promise<void> = Promise.resolve();
-  const flush = () => {
+  /** Failing since: reported once per outage, not on every tick. */
+  let failing = false;
+  const flush = (last = false) => {
     flushing = flushing.then(async () => {
       const batch = [...pending];
       pending.clear();
       for (const [gateId, amount] of batch) {
-        await addSpending(gateId, amount).catch((error) => {
-          console.error('spending: could not record', amount, 'for gate', gateId, error);
-        });
+        try {
+          await addSpending(gateId, amount);
+          if (failing) console.error('spending: recording again');
+          failing = false;
+        } catch (error) {
+          if (last) {
+            console.error(
+              'spending: could not record',
+              amount,
+              'USD for gate',
+              gateId,
+              'before closing',
+              error,
+            );
+            continue;
+          }
+          pending.set(gateId, (pending.get(gateId) ?? 0) + amount);
+          if (!failing) console.error('spending: cannot record; costs stay pending until it can', error);
+          failing = true;
+        }
       }
     });
     return flushing;
@@ -187,7 +209,7 @@ export function createSpendingAccumulator(intervalMs = 250) {
     },
     async close() {
       clearInterval(timer);
-      await flush();
+      await flush(true);
     },
   };
 }
