@@ -16,7 +16,7 @@ const manifest = path.join(dist, '.build-outputs.json');
 const previous = new Set(existsSync(manifest) ? JSON.parse(readFileSync(manifest, 'utf8')) : []);
 const result = await build({
   entryPoints: [path.join(root, 'src/main.ts')],
-  outdir: path.join(root, 'dist'),
+  outdir: dist,
   outExtension: { '.js': '.mjs' },
   chunkNames: '[name]-[hash]',
   bundle: true,

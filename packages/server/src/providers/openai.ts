@@ -2,7 +2,7 @@
  * OpenAI's chat-completions wire format, for OpenAI itself and the compatible family (Groq,
  * DeepSeek, xAI, Together, OpenRouter, Ollama, vLLM) and, with its few differences, Mistral.
  */
-import { createHash } from 'node:crypto';
+import { sha256 } from '../domain/secrets.ts';
 import { postJson, postSse } from './http.ts';
 import {
   type CallOptions,
@@ -123,15 +123,10 @@ const NINE_ALPHANUMERIC = /^[a-zA-Z0-9]{9}$/;
 
 /**
  * A tool call id in the nine letters and digits Mistral accepts: its own ids unchanged, any other
- * id turned into nine characters of its SHA-256, so a call and its result still match.
+ * id turned into the first nine hex digits of its SHA-256, so a call and its result still match.
  */
-export function mistralToolCallId(id: string): string {
-  if (NINE_ALPHANUMERIC.test(id)) return id;
-  return createHash('sha256')
-    .update(id)
-    .digest('base64')
-    .replace(/[^a-zA-Z0-9]/g, '')
-    .slice(0, 9);
+function mistralToolCallId(id: string): string {
+  return NINE_ALPHANUMERIC.test(id) ? id : sha256(id).slice(0, 9);
 }
 
 function wireMessages(dialect: OpenAIDialect, messages: ChatMessage[]): ChatMessage[] {
