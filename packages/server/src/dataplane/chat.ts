@@ -16,7 +16,7 @@ import {
   type Usage,
 } from '../providers/types.ts';
 import type { AllowOverrides, TaskType } from '../rules/gate.ts';
-import { costOf, estimateUsage, worstCaseCost } from './cost.ts';
+import { costOf, estimateUsage, withOutputCap, worstCaseCost } from './cost.ts';
 import type { Reservation, SpendingLedger } from './ledger.ts';
 import type { LogWriter } from './logWriter.ts';
 import { mergeRequest } from './merge.ts';
@@ -262,6 +262,8 @@ export function createDataPlane(deps: DataPlaneDeps) {
       );
       const blocking = gate.spendingEnforcement === 'block' && gate.spendingLimit !== null;
       if (blocking) {
+        // The reservation assumes an output cap: the provider must be held to the same one.
+        params = withOutputCap(params);
         reservation = await deps.ledger.reserve(gate.id, worstCaseCost(order, params));
         if (!reservation) {
           throw new DomainError(

@@ -6,6 +6,12 @@ import { type ChatCompletion, type ChatParams, textOf, type Usage } from '../pro
 export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
 /** Per-message framing tokens in chat formats (role markers and separators). */
 const MESSAGE_OVERHEAD_TOKENS = 4;
+/**
+ * Prompt a provider adds when tools are offered, beyond the tools' own text (Anthropic documents
+ * 313–530 tokens of tool-use system prompt): part of the worst case, or small tools would let a
+ * bill pass its reservation.
+ */
+const TOOL_USE_OVERHEAD_TOKENS = 1000;
 
 /**
  * The tokenizer, loaded when first needed: its tables take ~35 MB of memory, and the major
@@ -48,6 +54,14 @@ export async function estimateUsage(params: ChatParams, completion: ChatCompleti
 }
 
 /**
+ * `params` with an explicit output cap: a provider told no cap writes (and bills) as long as it
+ * likes, so a request whose worst case is reserved is sent the cap that worst case assumed.
+ */
+export function withOutputCap(params: ChatParams): ChatParams {
+  return params.maxTokens === undefined ? { ...params, maxTokens: DEFAULT_MAX_OUTPUT_TOKENS } : params;
+}
+
+/**
  * The most a request can cost on any of `models`: an upper bound on its prompt tokens (every
  * token covers at least one byte of text, images at a flat allowance) plus its output cap.
  * Reserved against a block limit before the call, so concurrent calls cannot overspend.
@@ -64,7 +78,7 @@ export function worstCaseCost(models: string[], params: ChatParams): number {
       promptBound += Buffer.byteLength(JSON.stringify(m.tool_calls));
     promptBound += MESSAGE_OVERHEAD_TOKENS;
   }
-  if (params.tools) promptBound += Buffer.byteLength(JSON.stringify(params.tools));
+  if (params.tools) promptBound += Buffer.byteLength(JSON.stringify(params.tools)) + TOOL_USE_OVERHEAD_TOKENS;
   const output = params.maxTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
   return Math.max(
     0,

@@ -19,7 +19,7 @@ export type RecordedRequest = {
 };
 
 export type Reply =
-  | { type: 'json'; status?: number; body: unknown; headers?: Record<string, string> }
+  | { type: 'json'; status?: number; body: unknown; headers?: Record<string, string>; delayMs?: number }
   | { type: 'text'; status?: number; contentType: string; text: string }
   | {
       type: 'sse';
@@ -78,6 +78,7 @@ async function readBody(req: http.IncomingMessage): Promise<unknown> {
 async function answer(res: http.ServerResponse, reply: Reply): Promise<void> {
   switch (reply.type) {
     case 'json': {
+      if (reply.delayMs) await sleep(reply.delayMs);
       const text = JSON.stringify(reply.body);
       res.writeHead(reply.status ?? 200, {
         'content-type': 'application/json',

@@ -1,0 +1,153 @@
+/**
+ * Block limits against a provider that bills what it is allowed to, or more: the cap the worst
+ * case assumes is the cap the provider is sent, and a cost above its reservation still lets no
+ * later request through.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { DEFAULT_MAX_OUTPUT_TOKENS, worstCaseCost } from '../src/dataplane/cost.ts';
+import { useTestApp } from './support/app.ts';
+import { logEntriesOf, readGate, say } from './support/chat.ts';
+import { completion, startOpenAIEmulator } from './support/emulators/openai.ts';
+import type { RecordedRequest } from './support/emulators/upstream.ts';
+import { createGate, signUpUser } from './support/factories.ts';
+
+const emulator = await startOpenAIEmulator('openai', 'sk-spending-test');
+const app = useTestApp({ OPENAI_API_KEY: emulator.apiKey, OPENAI_BASE_URL: emulator.baseUrl });
+afterAll(() => emulator.upstream.close());
+
+const MODEL = 'openai/gpt-4o-mini';
+
+/** The output cap the request carried (OpenAI's field), or null when it carried none. */
+const capOf = (request: RecordedRequest): number | null =>
+  request.body?.max_completion_tokens ?? request.body?.max_tokens ?? null;
+
+/**
+ * Answers after `delayMs` (so concurrent requests all reserve before any settles), billing
+ * `bill(cap)` completion tokens, where cap is what the request allowed.
+ */
+function billing(bill: (cap: number | null) => number, delayMs = 300) {
+  return (request: RecordedRequest) => ({
+    type: 'json' as const,
+    delayMs,
+    body: completion('openai', {
+      content: 'a long answer',
+      usage: { prompt: 12, completion: bill(capOf(request)) },
+    }),
+  });
+}
+
+async function race(gateId: string, auth: Record<string, string>, n: number, content: string) {
+  return Promise.all(
+    Array.from({ length: n }, () =>
+      app.request('/v3/chat', {
+        method: 'POST',
+        headers: auth,
+        json: { gateId, data: { messages: say(content) } },
+      }),
+    ),
+  );
+}
+
+describe('a block limit on a gate without maxTokens', () => {
+  it('sends the provider the output cap its worst case assumed, so a provider that bills up to it stays under the limit', async () => {
+    const user = await signUpUser(app);
+    const limit = 0.01;
+    const gate = await createGate(app, user, {
+      model: MODEL,
+      maxTokens: null,
+      spendingLimit: limit,
+      spendingEnforcement: 'block',
+    });
+    emulator.upstream.reset();
+    // Without a cap a provider writes (and bills) as long as it likes: a million tokens here.
+    const replies = Array.from({ length: 5 }, () => billing((cap) => cap ?? 1_000_000));
+    emulator.upstream.reply(...replies);
+
+    const responses = await race(gate.id, user.auth, 5, 'write me an essay');
+    const passed = responses.filter((r) => r.status === 200).length;
+    expect(passed).toBeGreaterThan(0);
+    expect(responses.filter((r) => r.status === 402)).toHaveLength(5 - passed);
+
+    for (const request of emulator.upstream.requests) expect(capOf(request)).toBe(DEFAULT_MAX_OUTPUT_TOKENS);
+    const after = await readGate(app, user, gate.id);
+    expect(after.spendingCurrent).toBeGreaterThan(0);
+    expect(after.spendingCurrent).toBeLessThanOrEqual(limit);
+  });
+
+  it('sends no cap when the gate has no block limit (nothing to bound)', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, { model: MODEL, maxTokens: null, spendingLimit: null });
+    emulator.upstream.reset();
+    emulator.upstream.reply(billing(() => 5, 0));
+    const [res] = await race(gate.id, user.auth, 1, 'hi');
+    expect(res?.status).toBe(200);
+    expect(capOf(emulator.upstream.last())).toBeNull();
+  });
+});
+
+describe('a provider that reports more completion tokens than it was allowed', () => {
+  it('lets no request through once spending is past the limit, and records every dollar it billed', async () => {
+    const user = await signUpUser(app);
+    const N = 4;
+    const maxTokens = 200;
+    const content = 'how much will this cost?';
+    const worst = worstCaseCost([MODEL], { messages: [{ role: 'user', content }], maxTokens });
+    const limit = Number((N * worst).toFixed(8));
+    const gate = await createGate(app, user, {
+      model: MODEL,
+      maxTokens,
+      spendingLimit: limit,
+      spendingEnforcement: 'block',
+    });
+    emulator.upstream.reset();
+    // Every answer bills ten times the cap it was sent.
+    emulator.upstream.reply(...Array.from({ length: 20 }, () => billing((cap) => 10 * (cap ?? 0))));
+
+    const first = await race(gate.id, user.auth, 20, content);
+    const passed = first.filter((r) => r.status === 200).length;
+    expect(passed).toBeGreaterThan(0);
+    expect(passed).toBeLessThanOrEqual(N);
+    expect(first.filter((r) => r.status === 402)).toHaveLength(20 - passed);
+    for (const request of emulator.upstream.requests) expect(capOf(request)).toBe(maxTokens);
+
+    // The overbilled answers took spending past the limit: the gate is suspended and refuses
+    // everything after, even a request that is tiny.
+    const after = await readGate(app, user, gate.id);
+    expect(after.spendingCurrent).toBeGreaterThan(limit);
+    expect(after.spendingStatus).toBe('suspended');
+    const sentBefore = emulator.upstream.requests.length;
+    const later = await race(gate.id, user.auth, 5, 'tiny');
+    for (const res of later) expect(res.status).toBe(402);
+    expect(emulator.upstream.requests).toHaveLength(sentBefore);
+
+    // Nothing billed is hidden: the counter is the sum of what the log entries charged, and it is
+    // past the limit by no more than what the provider billed beyond the reservations.
+    const entries = await logEntriesOf(app, gate.id);
+    const charged = entries.reduce((sum, e) => sum + Number(e.costUsd), 0);
+    expect(after.spendingCurrent).toBeCloseTo(charged, 8);
+    const excess = entries
+      .filter((e) => e.success)
+      .reduce((sum, e) => sum + Math.max(0, Number(e.costUsd) - worst), 0);
+    expect(after.spendingCurrent).toBeLessThanOrEqual(limit + excess + 1e-9);
+  });
+
+  it('suspends the gate as soon as such an answer settles past the limit, before any request is refused', async () => {
+    const user = await signUpUser(app);
+    const maxTokens = 100;
+    const worst = worstCaseCost([MODEL], { messages: [{ role: 'user', content: 'hi' }], maxTokens });
+    const limit = Number((3 * worst).toFixed(8));
+    const gate = await createGate(app, user, {
+      model: MODEL,
+      maxTokens,
+      spendingLimit: limit,
+      spendingEnforcement: 'block',
+    });
+    emulator.upstream.reset();
+    emulator.upstream.reply(billing((cap) => 50 * (cap ?? 0), 0));
+    const [res] = await race(gate.id, user.auth, 1, 'hi');
+    expect(res?.status).toBe(200);
+    const after = await readGate(app, user, gate.id);
+    expect(after.spendingCurrent).toBeGreaterThan(limit);
+    expect(after.spendingStatus).toBe('suspended');
+  });
+});
