@@ -8,7 +8,49 @@ const agent = new Agent({ keepAliveTimeout: 30_000, connections: 256, pipelining
 
 export type JsonResponse = { status: number; body: unknown };
 
-function networkError(error: unknown, signal: AbortSignal): ProviderError {
+/** Request headers that carry a provider credential. */
+const CREDENTIAL_HEADERS = ['authorization', 'x-api-key', 'x-goog-api-key', 'api-key'];
+export const REDACTED = '[REDACTED]';
+
+/**
+ * Removes the credentials of `headers` from a provider's text: some providers (and the proxies in
+ * front of them) echo the request's headers in their errors, and what a provider answers reaches
+ * clients and the log. A key can only be echoed by the provider it was sent to, so the headers of
+ * the request are the secrets to look for.
+ */
+function redactorFor(headers: Record<string, string>): (text: string) => string {
+  const secrets: string[] = [];
+  for (const name of CREDENTIAL_HEADERS) {
+    const value = headers[name]?.replace(/^Bearer\s+/i, '');
+    // Shorter values are not keys: removing them would garble text and protect nothing.
+    if (value && value.length >= 8) secrets.push(value);
+  }
+  if (secrets.length === 0) return (text) => text;
+  return (text) => {
+    for (const secret of secrets) if (text.includes(secret)) text = text.replaceAll(secret, REDACTED);
+    return text;
+  };
+}
+
+/** What went wrong on the network, in words that name no address (clients and the log see them). */
+const NETWORK_REASONS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host not found',
+  ECONNRESET: 'connection closed',
+  EPIPE: 'connection closed',
+  UND_ERR_SOCKET: 'connection closed',
+  UND_ERR_CLOSED: 'connection closed',
+  ETIMEDOUT: 'connection timed out',
+  UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  CERT_HAS_EXPIRED: 'TLS certificate rejected',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'TLS certificate rejected',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'TLS certificate rejected',
+};
+
+function networkError(error: unknown, signal: AbortSignal, url?: string): ProviderError {
   if (signal.aborted) {
     const reason = signal.reason as { name?: string } | undefined;
     return reason?.name === 'TimeoutError'
@@ -16,9 +58,16 @@ function networkError(error: unknown, signal: AbortSignal): ProviderError {
       : new ProviderError('network', 'The request was cancelled');
   }
   if (error instanceof ProviderError) return error;
-  const message =
+  // The system's message names the provider's address: the operator's log keeps it, nobody else.
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  const code = [error, cause]
+    .map((e) => (e as { code?: unknown } | null)?.code)
+    .find((c) => typeof c === 'string');
+  const detail =
     error instanceof undiciErrors.UndiciError || error instanceof Error ? error.message : String(error);
-  return new ProviderError('network', `Could not reach the provider: ${message}`);
+  console.error(`provider: ${url ?? 'request'} failed: ${detail}${code ? ` (${code})` : ''}`);
+  const reason = NETWORK_REASONS[code as string] ?? 'network error';
+  return new ProviderError('network', `Could not reach the provider (${reason})`);
 }
 
 /** FastAPI-style validation details (Mistral's 422s): `[{loc: ['body', 'x'], msg}]`. */
@@ -76,7 +125,7 @@ async function send(url: string, headers: Record<string, string>, body: unknown,
       signal,
     });
   } catch (error) {
-    throw networkError(error, signal);
+    throw networkError(error, signal, url);
   }
 }
 
@@ -85,11 +134,12 @@ async function failIfNotOk(
   res: Awaited<ReturnType<typeof request>>,
   signal: AbortSignal,
   isContentPolicy: (body: unknown) => boolean,
+  redact: (text: string) => string,
 ) {
   if (res.statusCode >= 200 && res.statusCode < 300) return;
   let text = '';
   try {
-    text = await res.body.text();
+    text = redact(await res.body.text());
   } catch (error) {
     throw networkError(error, signal);
   }
@@ -107,10 +157,11 @@ export async function postJson(
   isContentPolicy: (body: unknown) => boolean = () => false,
 ): Promise<unknown> {
   const res = await send(url, headers, body, signal);
-  await failIfNotOk(res, signal, isContentPolicy);
+  const redact = redactorFor(headers);
+  await failIfNotOk(res, signal, isContentPolicy, redact);
   let text: string;
   try {
-    text = await res.body.text();
+    text = redact(await res.body.text());
   } catch (error) {
     throw networkError(error, signal);
   }
@@ -135,12 +186,14 @@ export async function postSse(
   isContentPolicy: (body: unknown) => boolean = () => false,
 ): Promise<void> {
   const res = await send(url, { accept: 'text/event-stream', ...headers }, body, signal);
-  await failIfNotOk(res, signal, isContentPolicy);
+  const redact = redactorFor(headers);
+  await failIfNotOk(res, signal, isContentPolicy, redact);
   let failure: unknown = null;
   const parser = createParser({
     onEvent: (event) => {
       if (failure) return;
       try {
+        event.data = redact(event.data);
         onEvent(event);
       } catch (error) {
         failure =
