@@ -9,6 +9,7 @@ import { driver } from './db/client.ts';
 import { pendingMigrations } from './db/migrate.ts';
 import { NotFoundError } from './domain/errors.ts';
 import { errorResponse, tooLarge } from './http/errors.ts';
+import { metricsText } from './http/metrics.ts';
 import { requireActor } from './http/middleware.ts';
 import { apiKeyRoutes } from './rest/apiKeys.ts';
 import { authRoutes } from './rest/auth.ts';
@@ -37,6 +38,10 @@ export function createApp(config: Config, runtime: Runtime) {
       return c.json({ status: 'unavailable', reason: 'database unreachable' }, 503);
     }
   });
+
+  app.get('/metrics', (c) =>
+    c.text(metricsText(runtime), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }),
+  );
 
   const limit = bodyLimit({
     maxSize: MAX_BODY_BYTES,

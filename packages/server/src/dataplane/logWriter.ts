@@ -125,8 +125,27 @@ function rollupsOf(rows: Queued[]): Rollup[] {
   return [...groups.values()];
 }
 
+/**
+ * JSON escapes PostgreSQL refuses in jsonb and text (NUL, and a surrogate without its other half),
+ * found past escaped backslashes, which the first alternative consumes; well-formed pairs are the
+ * second and stay. Clients may send such text and providers may answer it: the stored copy has
+ * U+FFFD in its place, so the entry is written instead of refused.
+ */
+const UNSTORABLE_ESCAPE =
+  /\\(?:\\|u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2}))/g;
+
+/** `json` with NUL and unpaired surrogates replaced by U+FFFD; the same string when it has none. */
+export function storableJson(json: string): string {
+  if (!json.includes('\\u')) return json;
+  return json.replace(UNSTORABLE_ESCAPE, (escape) =>
+    escape === '\\\\' || escape.length === 12 ? escape : '\\ufffd',
+  );
+}
+
 /** Each column's key as it opens its member of the row's JSON object. */
 const KEYS = COLUMNS.map(([column], i) => `${i === 0 ? '{' : ','}"${column}":`);
+const INTEGER_COLUMNS = COLUMNS.map(([, type]) => type === 'integer');
+const INT_MAX = 2_147_483_647;
 
 /**
  * A queued entry: its row already written as JSON, and the few fields the hourly totals need. One
@@ -136,6 +155,8 @@ const KEYS = COLUMNS.map(([column], i) => `${i === 0 ? '{' : ','}"${column}":`);
 type Queued = {
   id: string;
   json: string;
+  /** Its text had characters the database cannot store (see storableJson). */
+  sanitized: boolean;
   user_id: string;
   gate_id: string | null;
   created_at: string;
@@ -156,13 +177,19 @@ function queued(entry: LogEntryData): Queued {
   let json = '';
   for (let i = 0; i < COLUMNS.length; i++) {
     const field = (COLUMNS[i] as (typeof COLUMNS)[number])[2];
-    const value =
+    let value =
       field === 'id' ? id : field === 'createdAt' ? createdAt : (entry[field] ?? DEFAULTS[field] ?? null);
+    // A provider's usage figure past the column's range must not cost the entry.
+    if (typeof value === 'number' && INTEGER_COLUMNS[i])
+      value = Math.min(Math.max(Math.round(value), 0), INT_MAX);
     json += KEYS[i] + (value === null ? 'null' : jsonText(value));
   }
+  const row = `${json}}`;
+  const storable = storableJson(row);
   return {
     id,
-    json: `${json}}`,
+    json: storable,
+    sanitized: storable !== row,
     user_id: entry.userId,
     gate_id: entry.gateId ?? null,
     created_at: createdAt,
@@ -197,6 +224,9 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
   let writing: Promise<void> | null = null;
   let closed = false;
   let written = 0;
+  /** Entries whose text was made storable, and entries the database refused even alone. */
+  let sanitized = 0;
+  let refused = 0;
 
   let failures = 0;
 
@@ -234,7 +264,10 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
             () => {
               written += 1;
             },
-            (e) => console.error('log writer: entry refused', entry.id, e),
+            (e) => {
+              refused += 1;
+              console.error('log writer: entry refused', entry.id, e);
+            },
           );
         }
       }
@@ -263,7 +296,9 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
     async add(entry: LogEntryData): Promise<void> {
       if (closed) throw new Error('log writer is closed');
       while (queue.length >= maxQueue) await flush();
-      queue.push(queued(entry));
+      const row = queued(entry);
+      if (row.sanitized) sanitized += 1;
+      queue.push(row);
       if (queue.length >= batchSize) void flush();
     },
     /** Writes everything queued; resolves when the queue is empty (or the database stays away). */
@@ -273,7 +308,7 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
       clearInterval(timer);
       await writeOut();
     },
-    stats: () => ({ queued: queue.length, written }),
+    stats: () => ({ queued: queue.length, written, sanitized, refused }),
   };
 }
 
