@@ -7,6 +7,25 @@ const flag = z
   .default('0')
   .transform((v) => v === '1' || v === 'true');
 
+/** A comma-separated list of origins (scheme, host, port), each checked to be one. */
+function parseOrigins(list: string, ctx: z.RefinementCtx): string[] {
+  const origins: string[] = [];
+  for (const item of list
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean)) {
+    const url = URL.canParse(item) ? new URL(item) : null;
+    const bare = url && url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password;
+    if (!url || !bare || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `"${item}" is not an origin such as https://console.example.com`,
+      });
+    } else origins.push(url.origin);
+  }
+  return origins;
+}
+
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -28,6 +47,12 @@ const envSchema = z.object({
     .min(1024)
     .default(10 * 1024 * 1024),
   GATEHOUSE_MOCK_LATENCY_MS: z.coerce.number().int().min(0).max(60_000).default(0),
+  GATEHOUSE_CORS_ORIGINS: z.string().default('').transform(parseOrigins),
+  GATEHOUSE_GRAPHQL_INTROSPECTION: flag,
+  GATEHOUSE_SIGNIN_ACCOUNT_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(10),
+  GATEHOUSE_SIGNIN_ADDRESS_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(100),
+  GATEHOUSE_SIGNIN_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
+  GATEHOUSE_TRUST_PROXY: flag,
 });
 
 /** Upstream providers: `{ID}_API_KEY` and `{ID}_BASE_URL` for each, defaults below. */
@@ -78,6 +103,13 @@ export type Config = {
   attemptTimeoutMs: number;
   maxChatBodyBytes: number;
   providers: ProviderSettings;
+  /** Origins other than the server's own that may call /graphql with credentials. */
+  corsOrigins: string[];
+  /** Introspection and field suggestions on /graphql: on outside production, or when asked. */
+  graphqlIntrospection: boolean;
+  signInLimits: { accountFailures: number; addressFailures: number; windowSeconds: number };
+  /** Take the client's address from X-Forwarded-For (its last entry), as a reverse proxy sets it. */
+  trustProxy: boolean;
 };
 
 /** The workspace's root, found from this file in src/ or from the built dist/main.mjs alike. */
@@ -114,6 +146,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     attemptTimeoutMs: e.GATEHOUSE_ATTEMPT_TIMEOUT_MS,
     maxChatBodyBytes: e.GATEHOUSE_MAX_CHAT_BODY_BYTES,
     providers: providerSettings(env, e.GATEHOUSE_MOCK_LATENCY_MS),
+    corsOrigins: e.GATEHOUSE_CORS_ORIGINS,
+    graphqlIntrospection: e.GATEHOUSE_GRAPHQL_INTROSPECTION || e.NODE_ENV !== 'production',
+    signInLimits: {
+      accountFailures: e.GATEHOUSE_SIGNIN_ACCOUNT_LIMIT,
+      addressFailures: e.GATEHOUSE_SIGNIN_ADDRESS_LIMIT,
+      windowSeconds: e.GATEHOUSE_SIGNIN_WINDOW_SECONDS,
+    },
+    trustProxy: e.GATEHOUSE_TRUST_PROXY,
   };
 }
 
