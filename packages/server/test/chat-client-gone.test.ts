@@ -3,9 +3,9 @@
  * (no answer is paid for that nobody will read) and the request is logged as failed. Over a real
  * socket, since that is where a client can leave: the chat routes watch the node response.
  */
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApp } from '../src/app.ts';
 import { useTestApp } from './support/app.ts';
 import { logEntriesOf, say } from './support/chat.ts';
@@ -58,4 +58,31 @@ describe.each([
     expect(entry).toMatchObject({ success: false, modelUsed: null, costUsd: expect.anything() });
     expect(Number(entry?.costUsd)).toBe(0);
   });
+});
+
+describe('a client that leaves while sending its body', () => {
+  it.each(['/v3/chat', '/v1/chat/completions', '/v1/gates'])(
+    'on %s is no unexpected error in the server log',
+    async (path) => {
+      const user = await signUpUser(app);
+      const logged = vi.spyOn(console, 'error');
+      try {
+        const { port } = new URL(base);
+        const socket = net.connect(Number(port), '127.0.0.1');
+        await new Promise((resolve) => socket.once('connect', resolve));
+        const auth = user.auth.authorization as string;
+        socket.write(
+          `POST ${path} HTTP/1.1\r\nHost: x\r\nauthorization: ${auth}\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"gateId":`,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        socket.destroy();
+        // The server notices the closed socket on its next turn; give it a few.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const lines = logged.mock.calls.map((args) => args.map(String).join(' '));
+        expect(lines.filter((line) => /unexpected|aborted/i.test(line))).toEqual([]);
+      } finally {
+        logged.mockRestore();
+      }
+    },
+  );
 });

@@ -6,11 +6,24 @@ export function errorBody(code: string, message: string, details?: Record<string
   return { error: { code, message, ...(details && { details }) } };
 }
 
+/**
+ * A client that closed its connection while its body was being read: nothing went wrong here,
+ * and nobody is left to answer (Node rejects the read with "aborted", ECONNRESET).
+ */
+export function isClientGone(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  return (e?.code === 'ECONNRESET' && e.message === 'aborted') || e?.code === 'ERR_STREAM_PREMATURE_CLOSE';
+}
+
+/** Status for a request whose client left (nginx's 499): only access logs ever see it. */
+export const CLIENT_GONE_STATUS = 499;
+
 /** The native error body for any thrown value; only the unexpected ones become a masked 500. */
 export function errorResponse(c: Context, error: unknown) {
   if (error instanceof DomainError) {
     return c.json(errorBody(error.code, error.message, error.details), HTTP_STATUS[error.code]);
   }
+  if (isClientGone(error)) return c.body(null, CLIENT_GONE_STATUS as 400);
   console.error('Unexpected error on', c.req.method, c.req.path, error);
   return c.json(errorBody('internal_error', 'Something went wrong on our side'), 500);
 }

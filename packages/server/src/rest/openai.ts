@@ -12,7 +12,7 @@ import { prisma } from '../db/client.ts';
 import { findModel } from '../domain/catalog.ts';
 import { DomainError, HTTP_STATUS, parseWith, ValidationError } from '../domain/errors.ts';
 import { loadGate } from '../domain/gateCache.ts';
-import { clientSignal, readJson } from '../http/errors.ts';
+import { CLIENT_GONE_STATUS, clientSignal, isClientGone, readJson } from '../http/errors.ts';
 import type { ActorEnv } from '../http/middleware.ts';
 import { requireActor } from '../http/middleware.ts';
 import { outcomeHeaders, streamChat } from '../http/sse.ts';
@@ -48,6 +48,7 @@ export function openAIError(error: unknown): { status: number; body: unknown } {
       },
     };
   }
+  if (isClientGone(error)) return { status: CLIENT_GONE_STATUS, body: null };
   console.error('openai route: unexpected error', error);
   return {
     status: 500,
