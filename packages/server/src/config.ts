@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { PROVIDERS } from './providers/descriptors.ts';
 
 const flag = z
   .enum(['0', '1', 'true', 'false', ''])
@@ -55,36 +56,43 @@ const envSchema = z.object({
   GATEHOUSE_TRUST_PROXY: flag,
 });
 
-/** Upstream providers: `{ID}_API_KEY` and `{ID}_BASE_URL` for each, defaults below. */
-export const PROVIDER_DEFAULTS: Record<string, { baseUrl: string; needs: 'key' | 'url' }> = {
-  openai: { baseUrl: 'https://api.openai.com/v1', needs: 'key' },
-  anthropic: { baseUrl: 'https://api.anthropic.com', needs: 'key' },
-  gemini: { baseUrl: 'https://generativelanguage.googleapis.com', needs: 'key' },
-  mistral: { baseUrl: 'https://api.mistral.ai', needs: 'key' },
-  groq: { baseUrl: 'https://api.groq.com/openai/v1', needs: 'key' },
-  deepseek: { baseUrl: 'https://api.deepseek.com/v1', needs: 'key' },
-  xai: { baseUrl: 'https://api.x.ai/v1', needs: 'key' },
-  together: { baseUrl: 'https://api.together.xyz/v1', needs: 'key' },
-  openrouter: { baseUrl: 'https://openrouter.ai/api/v1', needs: 'key' },
-  ollama: { baseUrl: '', needs: 'url' },
-  vllm: { baseUrl: '', needs: 'url' },
-};
+/** An http(s) URL; empty counts as unset, as the shell leaves `VAR=` unset in effect. */
+const httpUrl = z
+  .string()
+  .refine(
+    (v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol),
+    'must be an http:// or https:// URL',
+  )
+  .optional()
+  .or(z.literal('').transform(() => undefined));
+const secret = z
+  .string()
+  .optional()
+  .transform((v) => v || undefined);
+
+/** Each provider's `{ID}_API_KEY` and `{ID}_BASE_URL`, from its descriptor. */
+const providerEnvSchema = z.object(
+  Object.fromEntries(
+    PROVIDERS.flatMap((p) =>
+      p.env ? [[p.env.apiKey, secret] as const, [p.env.baseUrl, httpUrl] as const] : [],
+    ),
+  ),
+);
+
+export type ProviderSetting = { configured: boolean; apiKey: string | undefined; baseUrl: string };
 
 export type ProviderSettings = {
-  providers: Record<string, { configured: boolean; apiKey: string | undefined; baseUrl: string }>;
+  providers: Record<string, ProviderSetting>;
   mockLatencyMs: number;
 };
 
-function providerSettings(env: NodeJS.ProcessEnv, mockLatencyMs: number): ProviderSettings {
+function providerSettings(env: Record<string, string | undefined>, mockLatencyMs: number): ProviderSettings {
   const providers: ProviderSettings['providers'] = {};
-  for (const [id, d] of Object.entries(PROVIDER_DEFAULTS)) {
-    const apiKey = env[`${id.toUpperCase()}_API_KEY`] || undefined;
-    const baseUrl = env[`${id.toUpperCase()}_BASE_URL`] || d.baseUrl;
-    providers[id] = {
-      configured: d.needs === 'key' ? apiKey !== undefined : baseUrl !== '',
-      apiKey,
-      baseUrl,
-    };
+  for (const p of PROVIDERS) {
+    const apiKey = p.env ? env[p.env.apiKey] : undefined;
+    const baseUrl = (p.env && env[p.env.baseUrl]) || p.defaultBaseUrl || '';
+    const configured = p.needs === 'nothing' || (p.needs === 'key' ? apiKey !== undefined : baseUrl !== '');
+    providers[p.id] = { configured, apiKey, baseUrl };
   }
   return { providers, mockLatencyMs };
 }
@@ -123,7 +131,7 @@ const repoRoot = findRepoRoot(import.meta.dirname);
 
 /** Parses the environment once; throws a readable message naming each bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = envSchema.safeParse(env);
+  const parsed = envSchema.and(providerEnvSchema).safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
@@ -145,7 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       : path.join(repoRoot, 'packages/web/dist'),
     attemptTimeoutMs: e.GATEHOUSE_ATTEMPT_TIMEOUT_MS,
     maxChatBodyBytes: e.GATEHOUSE_MAX_CHAT_BODY_BYTES,
-    providers: providerSettings(env, e.GATEHOUSE_MOCK_LATENCY_MS),
+    providers: providerSettings(e as Record<string, string | undefined>, e.GATEHOUSE_MOCK_LATENCY_MS),
     corsOrigins: e.GATEHOUSE_CORS_ORIGINS,
     graphqlIntrospection: e.GATEHOUSE_GRAPHQL_INTROSPECTION || e.NODE_ENV !== 'production',
     signInLimits: {

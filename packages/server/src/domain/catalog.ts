@@ -5,6 +5,7 @@
  * mock provider's models.
  */
 import { findProvider, type ModelInfo, type ModelPrice } from '@pydantic/genai-prices';
+import { PROVIDERS } from '../providers/descriptors.ts';
 import type { TaskType } from '../rules/gate.ts';
 
 export type CatalogModel = {
@@ -26,18 +27,10 @@ export type CatalogModel = {
   source: 'genai-prices' | 'local';
 };
 
-/** genai-prices provider id → our provider id, for the providers Gatehouse routes to. */
-const PRICED_PROVIDERS: Record<string, string> = {
-  openai: 'openai',
-  anthropic: 'anthropic',
-  google: 'gemini',
-  mistral: 'mistral',
-  groq: 'groq',
-  deepseek: 'deepseek',
-  'x-ai': 'xai',
-  together: 'together',
-  openrouter: 'openrouter',
-};
+/** genai-prices provider id → our provider id, for the providers priced from it. */
+const PRICED_PROVIDERS = new Map(
+  PROVIDERS.flatMap((p) => (p.prices.source === 'genai-prices' ? [[p.prices.id, p.id] as const] : [])),
+);
 
 const TASK_PATTERNS: [RegExp, TaskType][] = [
   [/embed/i, 'embeddings'],
@@ -88,7 +81,7 @@ const LOCAL_MODELS: CatalogModel[] = [
 
 function buildCatalog(): Map<string, CatalogModel> {
   const models = new Map<string, CatalogModel>();
-  for (const [sourceId, provider] of Object.entries(PRICED_PROVIDERS)) {
+  for (const [sourceId, provider] of PRICED_PROVIDERS) {
     for (const info of findProvider({ providerId: sourceId })?.models ?? []) {
       // Google's price list also carries other vendors' models served on Vertex.
       if (provider === 'gemini' && !/^(gemini|gemma|imagen|veo)/.test(info.id)) continue;
@@ -125,7 +118,7 @@ function all(): Map<string, CatalogModel> {
  * Self-hosted servers (Ollama, vLLM) serve whatever models their operator pulled: any
  * `ollama/<name>` or `vllm/<name>` is accepted, free of charge, for chat and embeddings.
  */
-const SELF_HOSTED = new Set(['ollama', 'vllm']);
+const SELF_HOSTED = new Set(PROVIDERS.filter((p) => p.prices.source === 'self-hosted').map((p) => p.id));
 
 function selfHosted(id: string): CatalogModel | undefined {
   const slash = id.indexOf('/');

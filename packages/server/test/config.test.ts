@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.ts';
+import { PROVIDERS } from '../src/providers/descriptors.ts';
+
+describe('provider settings at start-up', () => {
+  it('refuses a malformed base URL, naming the variable, before any request', () => {
+    expect(() => loadConfig({ OPENAI_BASE_URL: 'api.openai.com/v1' })).toThrow(
+      /OPENAI_BASE_URL: must be an http:\/\/ or https:\/\/ URL/,
+    );
+    expect(() => loadConfig({ OLLAMA_BASE_URL: 'ftp://127.0.0.1:11434' })).toThrow(/OLLAMA_BASE_URL/);
+  });
+
+  it('configures a provider by its key, a self-hosted one by its URL, and the mock always', () => {
+    const { providers } = loadConfig({
+      ANTHROPIC_API_KEY: 'sk-ant-x',
+      VLLM_BASE_URL: 'http://127.0.0.1:8000/v1',
+    });
+    expect(providers.providers.anthropic).toEqual({
+      configured: true,
+      apiKey: 'sk-ant-x',
+      baseUrl: 'https://api.anthropic.com',
+    });
+    expect(providers.providers.vllm?.configured).toBe(true);
+    expect(providers.providers.ollama?.configured).toBe(false);
+    expect(providers.providers.openai?.configured).toBe(false);
+    expect(providers.providers.mock?.configured).toBe(true);
+  });
+
+  it('reads an empty variable as unset', () => {
+    const { providers } = loadConfig({ OPENAI_API_KEY: '', OPENAI_BASE_URL: '' });
+    expect(providers.providers.openai).toEqual({
+      configured: false,
+      apiKey: undefined,
+      baseUrl: 'https://api.openai.com/v1',
+    });
+  });
+
+  it('knows every provider by one descriptor', () => {
+    const ids = PROVIDERS.map((p) => p.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toEqual(expect.arrayContaining(['openai', 'anthropic', 'gemini', 'mistral', 'mock']));
+  });
+});
