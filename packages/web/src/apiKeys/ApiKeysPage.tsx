@@ -3,6 +3,7 @@ import { zodResolver } from '@hookform/resolvers/zod';
 import { useMemo, useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { useMutation, useQuery } from 'urql';
+import { sentence } from '../forms/formErrors.ts';
 import { graphql, type ResultOf } from '../graphql.ts';
 import { ApiKeyReveal } from '../session/ApiKeyReveal.tsx';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
@@ -98,7 +99,7 @@ export function ApiKeysPage() {
     for (const issue of outcome.issues) {
       form.setError(issue.path === 'name' ? 'name' : 'root.server', {
         type: 'server',
-        message: issue.path === 'name' ? capitalize(issue.message) : issue.message,
+        message: issue.path === 'name' ? sentence(issue.message) : issue.message,
       });
     }
   };
@@ -254,8 +255,4 @@ function ApiKeyTableRow({
       )}
     </>
   );
-}
-
-function capitalize(message: string): string {
-  return message.charAt(0).toUpperCase() + message.slice(1);
 }

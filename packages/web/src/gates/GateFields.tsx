@@ -17,8 +17,9 @@ import {
 } from '@gatehouse/server/rules/gate';
 import type { ReactNode } from 'react';
 import { type FieldError, type UseFormReturn, useFieldArray, useWatch } from 'react-hook-form';
+import { sentence } from '../forms/formErrors.ts';
 import { Field } from '../ui/Field.tsx';
-import { type GateFormValues, jsonProblem, sentence } from './gateForm.ts';
+import { type GateFormValues, jsonProblem } from './gateForm.ts';
 
 /** The form, whatever its submit produces (a new gate's input, or a patch). */
 // biome-ignore lint/suspicious/noExplicitAny: the sections never submit, so the submitted type is irrelevant here

@@ -25,6 +25,7 @@ import {
 import { issuesFromZod } from '@gatehouse/server/rules/issues';
 import { toNestErrors } from '@hookform/resolvers';
 import type { FieldError, FieldPath, Resolver } from 'react-hook-form';
+import { sentence } from '../forms/formErrors.ts';
 
 export type FieldIssue = ReturnType<typeof crossFieldIssues>[number];
 
@@ -309,11 +310,6 @@ export function fieldOfIssue(issue: FieldIssue): { field: GateFormField; message
     return { field: head as GateFormField, message };
   }
   return null;
-}
-
-/** "must not be empty" → "Must not be empty": messages shown alone under a field. */
-export function sentence(message: string): string {
-  return message.charAt(0).toUpperCase() + message.slice(1);
 }
 
 /** Issues as react-hook-form errors: each on its field, the rest together at the top. */
