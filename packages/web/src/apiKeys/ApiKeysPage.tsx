@@ -3,7 +3,7 @@ import { zodResolver } from '@hookform/resolvers/zod';
 import { useMemo, useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { useMutation, useQuery } from 'urql';
-import { sentence } from '../forms/formErrors.ts';
+import { sentence, showMutationErrors } from '../forms/formErrors.ts';
 import { graphql, type ResultOf } from '../graphql.ts';
 import { ApiKeyReveal } from '../session/ApiKeyReveal.tsx';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
@@ -85,23 +85,16 @@ export function ApiKeysPage() {
   const onCreate = async ({ name }: NewApiKey) => {
     const result = await createApiKey({ name }, context);
     const outcome = result.data?.createApiKey;
-    if (!outcome) {
-      form.setError('root.server', {
-        message: result.error?.message ?? 'The key could not be created; try again.',
-      });
-      return;
-    }
-    if (outcome.__typename === 'MutationCreateApiKeySuccess') {
+    if (outcome?.__typename === 'MutationCreateApiKeySuccess') {
       setIssued({ key: outcome.data.key, name: outcome.data.apiKey.name });
       form.reset();
       return;
     }
-    for (const issue of outcome.issues) {
-      form.setError(issue.path === 'name' ? 'name' : 'root.server', {
-        type: 'server',
-        message: issue.path === 'name' ? sentence(issue.message) : issue.message,
-      });
-    }
+    showMutationErrors(form, outcome, {
+      fieldOf: (issue) =>
+        issue.path === 'name' ? { field: 'name', message: sentence(issue.message) } : null,
+      unanswered: result.error?.message ?? 'The key could not be created; try again.',
+    });
   };
 
   const onRevoke = async (id: string): Promise<string | null> => {

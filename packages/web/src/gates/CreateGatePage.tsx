@@ -2,10 +2,10 @@ import type { GateCreate } from '@gatehouse/server/rules/gate';
 import { useForm } from 'react-hook-form';
 import { useMutation } from 'urql';
 import { Link, useLocation } from 'wouter';
+import { showMutationErrors } from '../forms/formErrors.ts';
 import { graphql } from '../graphql.ts';
 import { GateForm } from './GateForm.tsx';
-import { emptyGateForm, type GateFormValues, gateFormResolver } from './gateForm.ts';
-import { showServerIssues } from './serverIssues.ts';
+import { emptyGateForm, fieldOfIssue, type GateFormValues, gateFormResolver } from './gateForm.ts';
 import { useTaskModels } from './useTaskModels.ts';
 
 const CreateGateMutation = graphql(`
@@ -47,29 +47,15 @@ export function CreateGatePage() {
   const onSubmit = async (input: GateCreate) => {
     const result = await createGate({ input });
     const outcome = result.data?.createGate;
-    if (!outcome) {
-      form.setError('root.server', {
-        message: result.error?.graphQLErrors[0]?.message ?? 'The gate could not be saved; try again.',
-      });
+    if (outcome?.__typename === 'MutationCreateGateSuccess') {
+      navigate('/gates');
       return;
     }
-    switch (outcome.__typename) {
-      case 'MutationCreateGateSuccess':
-        navigate('/gates');
-        return;
-      case 'ValidationError':
-      case 'ConflictError': {
-        const issues =
-          outcome.__typename === 'ValidationError'
-            ? outcome.issues
-            : [{ path: outcome.field ?? '', message: outcome.message }];
-        const first = showServerIssues(form, issues);
-        if (first) form.setFocus(first);
-        return;
-      }
-      default:
-        form.setError('root.server', { message: outcome.message });
-    }
+    const first = showMutationErrors(form, outcome, {
+      fieldOf: fieldOfIssue,
+      unanswered: result.error?.graphQLErrors[0]?.message ?? 'The gate could not be saved; try again.',
+    });
+    if (first) form.setFocus(first);
   };
 
   return (

@@ -4,6 +4,7 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import { type FieldErrors, useForm } from 'react-hook-form';
 import { useMutation, useQuery } from 'urql';
 import { Link, useLocation, useParams, useSearchParams } from 'wouter';
+import { showMutationErrors } from '../forms/formErrors.ts';
 import { graphql, type ResultOf } from '../graphql.ts';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
 import { DangerZone } from './DangerZone.tsx';
@@ -17,9 +18,8 @@ import {
   tabFromSearch,
   tabOfField,
 } from './gateEdit.ts';
-import type { GateFormField, GateFormValues } from './gateForm.ts';
+import { fieldOfIssue, type GateFormField, type GateFormValues } from './gateForm.ts';
 import { SpendingAlert, SpendingBadge } from './SpendingNotice.tsx';
-import { showServerIssues } from './serverIssues.ts';
 import { formatUsd, formatUtc, periodReset } from './spending.ts';
 import { useTaskModels } from './useTaskModels.ts';
 
@@ -225,35 +225,20 @@ function GateEditor({
     }
     const result = await updateGate({ id: gate.id, input: patch });
     const outcome = result.data?.updateGate;
-    if (!outcome) {
-      form.setError('root.server', {
-        message: result.error?.graphQLErrors[0]?.message ?? 'The gate could not be saved; try again.',
-      });
+    if (outcome?.__typename === 'MutationUpdateGateSuccess') {
+      const saved = readFragment(GateDetail, outcome.data);
+      baseline.current = { gate: saved, values: gateToForm(saved) };
+      form.reset(baseline.current.values);
+      setSavedNotice(
+        `Saved ${Object.keys(patch).length === 1 ? 'the change' : `${Object.keys(patch).length} changes`}.`,
+      );
       return;
     }
-    switch (outcome.__typename) {
-      case 'MutationUpdateGateSuccess': {
-        const saved = readFragment(GateDetail, outcome.data);
-        baseline.current = { gate: saved, values: gateToForm(saved) };
-        form.reset(baseline.current.values);
-        setSavedNotice(
-          `Saved ${Object.keys(patch).length === 1 ? 'the change' : `${Object.keys(patch).length} changes`}.`,
-        );
-        return;
-      }
-      case 'ValidationError':
-      case 'ConflictError': {
-        const issues =
-          outcome.__typename === 'ValidationError'
-            ? outcome.issues
-            : [{ path: outcome.field ?? '', message: outcome.message }];
-        const first = showServerIssues(form, issues);
-        if (first) showField(first);
-        return;
-      }
-      default:
-        form.setError('root.server', { message: outcome.message });
-    }
+    const first = showMutationErrors(form, outcome, {
+      fieldOf: fieldOfIssue,
+      unanswered: result.error?.graphQLErrors[0]?.message ?? 'The gate could not be saved; try again.',
+    });
+    if (first) showField(first);
   };
 
   const onDelete = async (): Promise<string | null> => {

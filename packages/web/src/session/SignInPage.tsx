@@ -2,6 +2,7 @@ import { useForm } from 'react-hook-form';
 import { useMutation, useQuery } from 'urql';
 import { Link, Redirect, useLocation } from 'wouter';
 import { useStartOver } from '../client.tsx';
+import { showMutationErrors } from '../forms/formErrors.ts';
 import { graphql } from '../graphql.ts';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
 import { AuthLayout } from './AuthLayout.tsx';
@@ -54,23 +55,15 @@ export function SignInPage() {
   const onSubmit = async (input: Credentials) => {
     const result = await signIn({ input });
     const outcome = result.data?.signIn;
-    if (!outcome) {
-      form.setError('root.server', { message: result.error?.message ?? 'Sign-in failed' });
+    if (outcome?.__typename === 'MutationSignInSuccess') {
+      navigate('/', { replace: true });
+      startOver();
       return;
     }
-    switch (outcome.__typename) {
-      case 'MutationSignInSuccess':
-        navigate('/', { replace: true });
-        startOver();
-        return;
-      case 'ValidationError':
-        for (const issue of outcome.issues) {
-          form.setError(credentialsField(issue.path), { message: issue.message });
-        }
-        return;
-      default:
-        form.setError('root.server', { message: outcome.message });
-    }
+    showMutationErrors(form, outcome, {
+      fieldOf: credentialsField,
+      unanswered: result.error?.message ?? 'Sign-in failed',
+    });
   };
 
   return (

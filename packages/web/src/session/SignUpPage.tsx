@@ -5,6 +5,7 @@ import { useForm } from 'react-hook-form';
 import { useMutation, useQuery } from 'urql';
 import { Link, Redirect, useLocation } from 'wouter';
 import { useStartOver } from '../client.tsx';
+import { showMutationErrors } from '../forms/formErrors.ts';
 import { graphql } from '../graphql.ts';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
 import { ApiKeyReveal } from './ApiKeyReveal.tsx';
@@ -104,25 +105,14 @@ export function SignUpPage() {
   const onSubmit = async (input: Credentials) => {
     const result = await signUp({ input });
     const outcome = result.data?.signUp;
-    if (!outcome) {
-      form.setError('root.server', { message: result.error?.message ?? 'Sign-up failed' });
+    if (outcome?.__typename === 'MutationSignUpSuccess') {
+      setIssued({ key: outcome.data.apiKey.key, name: outcome.data.apiKey.apiKey.name });
       return;
     }
-    switch (outcome.__typename) {
-      case 'MutationSignUpSuccess':
-        setIssued({ key: outcome.data.apiKey.key, name: outcome.data.apiKey.apiKey.name });
-        return;
-      case 'ValidationError':
-        for (const issue of outcome.issues) {
-          form.setError(credentialsField(issue.path), { message: issue.message });
-        }
-        return;
-      case 'ConflictError':
-        form.setError(credentialsField(outcome.field ?? ''), { message: outcome.message });
-        return;
-      default:
-        form.setError('root.server', { message: outcome.message });
-    }
+    showMutationErrors(form, outcome, {
+      fieldOf: credentialsField,
+      unanswered: result.error?.message ?? 'Sign-up failed',
+    });
   };
 
   return (
