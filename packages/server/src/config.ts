@@ -54,6 +54,11 @@ const envSchema = z.object({
   GATEHOUSE_SIGNIN_ADDRESS_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(100),
   GATEHOUSE_SIGNIN_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
   GATEHOUSE_TRUST_PROXY: flag,
+  // How long a client may take to send its request (slow clients hold a connection each). Node
+  // stops these clocks once the request has arrived, so no answer, however long it streams, is cut.
+  GATEHOUSE_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(20_000),
+  GATEHOUSE_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
+  GATEHOUSE_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(65_000),
 });
 
 /** An http(s) URL; empty counts as unset, as the shell leaves `VAR=` unset in effect. */
@@ -118,6 +123,8 @@ export type Config = {
   signInLimits: { accountFailures: number; addressFailures: number; windowSeconds: number };
   /** Take the client's address from X-Forwarded-For (its last entry), as a reverse proxy sets it. */
   trustProxy: boolean;
+  /** Node's server timeouts: the headers, the whole request (headers and body), an idle connection. */
+  http: { headersTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number };
 };
 
 /** The workspace's root, found from this file in src/ or from the built dist/main.mjs alike. */
@@ -137,6 +144,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  if (e.GATEHOUSE_HEADERS_TIMEOUT_MS > e.GATEHOUSE_REQUEST_TIMEOUT_MS) {
+    throw new Error(
+      'Invalid configuration:\n  GATEHOUSE_HEADERS_TIMEOUT_MS: must not exceed GATEHOUSE_REQUEST_TIMEOUT_MS (the headers are part of the request)',
+    );
+  }
   // pnpm runs scripts inside the package; INIT_CWD is where the user typed the command.
   const base = env.INIT_CWD ?? process.cwd();
   return {
@@ -162,6 +174,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       windowSeconds: e.GATEHOUSE_SIGNIN_WINDOW_SECONDS,
     },
     trustProxy: e.GATEHOUSE_TRUST_PROXY,
+    http: {
+      headersTimeoutMs: e.GATEHOUSE_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.GATEHOUSE_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.GATEHOUSE_KEEP_ALIVE_TIMEOUT_MS,
+    },
   };
 }
 
