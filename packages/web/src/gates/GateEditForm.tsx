@@ -1,22 +1,11 @@
 import type { GatePatch } from '@gatehouse/server/rules/gate';
 import type { ReactNode } from 'react';
 import type { FieldErrors, UseFormReturn } from 'react-hook-form';
-import {
-  ArchitectFields,
-  AutoEnhanceField,
-  FallbackModelsField,
-  IdentityFields,
-  type ModelOption,
-  type ModelsState,
-  OverridePermissionsField,
-  PrimaryModelField,
-  RoutingStrategyField,
-  SamplingFields,
-  SpendingFields,
-  StructuredOutputFields,
-  TaskSubtypeField,
-  TaskTypeField,
-} from './GateFields.tsx';
+import { BasicInfoTab } from './fields/BasicInfoFields.tsx';
+import type { ModelOption, ModelsState } from './fields/ModelSelect.tsx';
+import { ModelsRoutingTab } from './fields/ModelsRoutingFields.tsx';
+import { RequestConfigTab } from './fields/RequestConfigFields.tsx';
+import { SpendingFields } from './fields/SpendingLimitsFields.tsx';
 import { type FormTab, GATE_TABS, type GateTab, tabOfField } from './gateEdit.ts';
 import type { GateFormValues } from './gateForm.ts';
 
@@ -65,9 +54,7 @@ export function GateEditForm({
   savedNotice: string | null;
 }) {
   const { handleSubmit, formState } = form;
-  const { errors, isSubmitting, isDirty } = formState;
-  const topError = errors.root?.server ?? errors.root?.rules;
-  const counts = errorsByTab(errors);
+  const topError = formState.errors.root?.server ?? formState.errors.root?.rules;
   const formTab = tab !== 'connections' && tab !== 'danger';
   const panel = (id: GateTab) => ({
     id: `panel-${id}`,
@@ -79,35 +66,7 @@ export function GateEditForm({
 
   return (
     <>
-      <div className="tabs" role="tablist" aria-label="Gate settings">
-        {GATE_TABS.map(({ id, label }) => {
-          const count = id === 'connections' || id === 'danger' ? 0 : (counts[id] ?? 0);
-          return (
-            <button
-              key={id}
-              id={`tab-${id}`}
-              type="button"
-              role="tab"
-              aria-selected={tab === id}
-              aria-controls={`panel-${id}`}
-              className={['tab', tab === id && 'active', id === 'danger' && 'danger']
-                .filter(Boolean)
-                .join(' ')}
-              onClick={() => onTabChange(id)}
-            >
-              {label}
-              {count > 0 && (
-                <>
-                  <span className="tab-errors" aria-hidden="true">
-                    {count}
-                  </span>
-                  <span className="sr-only"> ({count} to fix)</span>
-                </>
-              )}
-            </button>
-          );
-        })}
-      </div>
+      <GateTabList tab={tab} onTabChange={onTabChange} errorCounts={errorsByTab(formState.errors)} />
 
       <form
         className="form tab-form"
@@ -122,60 +81,92 @@ export function GateEditForm({
           </div>
         )}
         <div {...panel('basic')}>
-          <IdentityFields form={form} />
-          <AutoEnhanceField form={form} />
-          <div className="row">
-            <TaskTypeField form={form} />
-            <TaskSubtypeField form={form} />
-          </div>
+          <BasicInfoTab form={form} />
         </div>
         <div {...panel('routing')}>
-          <div className="row">
-            <PrimaryModelField form={form} models={models} modelsState={modelsState} />
-            <RoutingStrategyField form={form} />
-          </div>
-          <FallbackModelsField form={form} models={models} modelsState={modelsState} />
-          <div className="subsection">
-            <h3>Architect</h3>
-            <p className="hint">How the Architect weighs models when it recommends them for this gate.</p>
-          </div>
-          <ArchitectFields form={form} />
+          <ModelsRoutingTab form={form} models={models} modelsState={modelsState} />
         </div>
         <div {...panel('request')}>
-          <SamplingFields form={form} />
-          <OverridePermissionsField form={form} />
-          <div className="subsection">
-            <h3>Structured output</h3>
-          </div>
-          <StructuredOutputFields form={form} />
+          <RequestConfigTab form={form} />
         </div>
         <div {...panel('spending')}>
           <SpendingFields form={form}>{spendingNow}</SpendingFields>
         </div>
-
-        <div className="actions save-bar">
-          {savedNotice && !isDirty && (
-            <span className="saved" role="status">
-              {savedNotice}
-            </span>
-          )}
-          {isDirty && <span className="muted">Unsaved changes</span>}
-          <button
-            type="button"
-            className="button subtle"
-            onClick={onDiscard}
-            disabled={!isDirty || isSubmitting}
-          >
-            Discard changes
-          </button>
-          <button type="submit" className="button primary" disabled={isSubmitting}>
-            {isSubmitting ? 'Saving…' : 'Save changes'}
-          </button>
-        </div>
+        <SaveBar form={form} savedNotice={savedNotice} onDiscard={onDiscard} />
       </form>
 
       <div {...panel('connections')}>{connections}</div>
       <div {...panel('danger')}>{dangerZone}</div>
     </>
+  );
+}
+
+/** The tabs, each with the number of errors its fields hold. */
+function GateTabList({
+  tab,
+  onTabChange,
+  errorCounts,
+}: {
+  tab: GateTab;
+  onTabChange: (tab: GateTab) => void;
+  errorCounts: Partial<Record<FormTab, number>>;
+}) {
+  return (
+    <div className="tabs" role="tablist" aria-label="Gate settings">
+      {GATE_TABS.map(({ id, label }) => {
+        const count = id === 'connections' || id === 'danger' ? 0 : (errorCounts[id] ?? 0);
+        return (
+          <button
+            key={id}
+            id={`tab-${id}`}
+            type="button"
+            role="tab"
+            aria-selected={tab === id}
+            aria-controls={`panel-${id}`}
+            className={['tab', tab === id && 'active', id === 'danger' && 'danger'].filter(Boolean).join(' ')}
+            onClick={() => onTabChange(id)}
+          >
+            {label}
+            {count > 0 && (
+              <>
+                <span className="tab-errors" aria-hidden="true">
+                  {count}
+                </span>
+                <span className="sr-only"> ({count} to fix)</span>
+              </>
+            )}
+          </button>
+        );
+      })}
+    </div>
+  );
+}
+
+/** Save and Discard for all four setting tabs at once, with what the last save did. */
+function SaveBar({
+  form,
+  savedNotice,
+  onDiscard,
+}: {
+  form: UseFormReturn<GateFormValues, unknown, GatePatch>;
+  savedNotice: string | null;
+  onDiscard: () => void;
+}) {
+  const { isSubmitting, isDirty } = form.formState;
+  return (
+    <div className="actions save-bar">
+      {savedNotice && !isDirty && (
+        <span className="saved" role="status">
+          {savedNotice}
+        </span>
+      )}
+      {isDirty && <span className="muted">Unsaved changes</span>}
+      <button type="button" className="button subtle" onClick={onDiscard} disabled={!isDirty || isSubmitting}>
+        Discard changes
+      </button>
+      <button type="submit" className="button primary" disabled={isSubmitting}>
+        {isSubmitting ? 'Saving…' : 'Save changes'}
+      </button>
+    </div>
   );
 }

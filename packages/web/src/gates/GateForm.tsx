@@ -1,16 +1,14 @@
 import type { GateCreate } from '@gatehouse/server/rules/gate';
 import type { UseFormReturn } from 'react-hook-form';
+import { IdentityFields, TaskTypeField } from './fields/BasicInfoFields.tsx';
+import type { ModelOption, ModelsState } from './fields/ModelSelect.tsx';
 import {
   FallbackModelsField,
-  IdentityFields,
-  type ModelOption,
-  type ModelsState,
   PrimaryModelField,
   RoutingStrategyField,
-  SamplingFields,
-  SpendingFields,
-  TaskTypeField,
-} from './GateFields.tsx';
+} from './fields/ModelsRoutingFields.tsx';
+import { SamplingFields } from './fields/RequestConfigFields.tsx';
+import { SpendingFields } from './fields/SpendingLimitsFields.tsx';
 import type { GateFormValues } from './gateForm.ts';
 
 /**

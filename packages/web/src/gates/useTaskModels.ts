@@ -2,7 +2,8 @@ import { useEffect, useRef } from 'react';
 import { useWatch } from 'react-hook-form';
 import { useQuery } from 'urql';
 import { graphql } from '../graphql.ts';
-import type { GateFormApi, ModelOption, ModelsState } from './GateFields.tsx';
+import type { GateFormApi } from './fields/controls.tsx';
+import type { ModelOption, ModelsState } from './fields/ModelSelect.tsx';
 
 const ModelsForTaskQuery = graphql(`
   query ModelsForTask($taskType: String!) {

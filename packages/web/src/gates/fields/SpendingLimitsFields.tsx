@@ -1,0 +1,65 @@
+/** The Spending Limits tab: how much the gate may spend per period, and what happens at the limit. */
+import { LIMITS, SPENDING_ENFORCEMENTS, SPENDING_PERIODS } from '@gatehouse/server/rules/gate';
+import type { ReactNode } from 'react';
+import { formatCount } from '../../logs/format.ts';
+import { Field } from '../../ui/Field.tsx';
+import type { GateFormValues } from '../gateForm.ts';
+import { type GateFormApi, NumberInput } from './controls.tsx';
+
+const periodLabels: Record<GateFormValues['spendingLimitPeriod'], string> = {
+  monthly: 'Per month (UTC)',
+  daily: 'Per day (UTC)',
+};
+const enforcementLabels: Record<GateFormValues['spendingEnforcement'], string> = {
+  alert_only: 'Alert only',
+  block: 'Block (HTTP 402)',
+};
+
+/** The limit, its period and its enforcement; the gate page puts the spending so far below them. */
+export function SpendingFields({ form, children }: { form: GateFormApi; children?: ReactNode }) {
+  const { register, formState } = form;
+  const { errors } = formState;
+  return (
+    <>
+      <div className="row three">
+        <Field
+          label="Limit (USD)"
+          htmlFor="spendingLimit"
+          error={errors.spendingLimit}
+          hint={`Per period, 0 to ${formatCount(LIMITS.spendingLimit)}. Blank: no limit.`}
+        >
+          <NumberInput form={form} name="spendingLimit" error={errors.spendingLimit} min={0} />
+        </Field>
+        <Field
+          label="Period"
+          htmlFor="spendingLimitPeriod"
+          error={errors.spendingLimitPeriod}
+          hint="When spending starts again from zero."
+        >
+          <select id="spendingLimitPeriod" {...register('spendingLimitPeriod')}>
+            {SPENDING_PERIODS.map((period) => (
+              <option key={period} value={period}>
+                {periodLabels[period]}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <Field
+          label="Enforcement"
+          htmlFor="spendingEnforcement"
+          error={errors.spendingEnforcement}
+          hint="At the limit: alert only warns and lets requests through; block refuses them."
+        >
+          <select id="spendingEnforcement" {...register('spendingEnforcement')}>
+            {SPENDING_ENFORCEMENTS.map((enforcement) => (
+              <option key={enforcement} value={enforcement}>
+                {enforcementLabels[enforcement]}
+              </option>
+            ))}
+          </select>
+        </Field>
+      </div>
+      {children}
+    </>
+  );
+}
