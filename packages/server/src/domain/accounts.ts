@@ -1,17 +1,16 @@
 import { prisma } from '../db/client.ts';
 import type { User } from '../generated/prisma/client.ts';
-import { credentialsSchema } from '../rules/account.ts';
+import { credentialsSchema, signInSchema } from '../rules/account.ts';
 import { createApiKey, type IssuedApiKey } from './apiKeys.ts';
 import { ConflictError, ForbiddenError, parseWith, UnauthorizedError } from './errors.ts';
 import { hashPassword, randomToken, sha256, verifyPassword } from './secrets.ts';
+import { type SignInLimits, withinSignInLimits } from './signInLimits.ts';
 
 export type SessionGrant = { token: string; csrfToken: string; expiresAt: Date; user: User };
 
-const parseCredentials = (raw: unknown) => parseWith(credentialsSchema, raw);
-
 /** Anyone may sign up while no account exists, or when open sign-up is configured. */
 export async function signUp(raw: unknown, opts: { openSignup: boolean }): Promise<User> {
-  const { email, password } = parseCredentials(raw);
+  const { email, password } = parseWith(credentialsSchema, raw);
   const passwordHash = await hashPassword(password);
   return prisma.$transaction(async (tx) => {
     // Serialises sign-ups, so two first-account requests cannot both pass the check below.
@@ -35,11 +34,22 @@ export async function signupOpen(opts: { openSignup: boolean }): Promise<boolean
 // A real hash to verify against when the email is unknown, so both paths take as long.
 const dummyHash = hashPassword(randomToken());
 
-export async function signIn(raw: unknown, opts: { sessionDays: number }): Promise<SessionGrant> {
-  const { email, password } = parseCredentials(raw);
-  const user = await prisma.user.findUnique({ where: { email } });
-  const ok = await verifyPassword(password, user?.passwordHash ?? (await dummyHash));
-  if (!user || !ok) throw new UnauthorizedError('Invalid email or password');
+/** A session for the right email and password, within the limits on failed sign-ins. */
+export async function signIn(
+  raw: unknown,
+  opts: { sessionDays: number; signInLimits: SignInLimits },
+  from: { address: string },
+): Promise<SessionGrant> {
+  const { email, password } = parseWith(signInSchema, raw);
+  return withinSignInLimits(opts.signInLimits, { email, address: from.address }, async () => {
+    const user = await prisma.user.findUnique({ where: { email } });
+    const ok = await verifyPassword(password, user?.passwordHash ?? (await dummyHash));
+    if (!user || !ok) throw new UnauthorizedError('Invalid email or password');
+    return startSession(user, opts);
+  });
+}
+
+async function startSession(user: User, opts: { sessionDays: number }): Promise<SessionGrant> {
   const token = randomToken();
   const csrfToken = randomToken();
   const expiresAt = new Date(Date.now() + opts.sessionDays * 86_400_000);
@@ -68,8 +78,8 @@ export async function registerAccount(
   raw: unknown,
   opts: { openSignup: boolean; sessionDays: number },
 ): Promise<{ grant: SessionGrant; issued: IssuedApiKey }> {
-  await signUp(raw, opts);
-  const grant = await signIn(raw, opts);
+  const user = await signUp(raw, opts);
+  const grant = await startSession(user, opts);
   const issued = await createApiKey(grant.user.id, { name: 'Default key' });
   return { grant, issued };
 }

@@ -10,6 +10,8 @@ export type GraphQLContext = {
   actorError: DomainError | null;
   /** Set-Cookie values the response should carry (sign-in and sign-out). */
   cookies: string[];
+  /** The client's address, as the per-address limits count it (http/auth.ts clientAddress). */
+  clientAddress: string;
 };
 
 /** The signed-in caller, or an UNAUTHENTICATED error saying why there is none. */

@@ -2,7 +2,7 @@ import { createYoga } from 'graphql-yoga';
 import type { Context } from 'hono';
 import type { Config } from '../config.ts';
 import { DomainError } from '../domain/errors.ts';
-import { resolveActor } from '../http/auth.ts';
+import { clientAddress, resolveActor } from '../http/auth.ts';
 import type { GraphQLContext } from './context.ts';
 import { schema } from './schema/index.ts';
 
@@ -18,7 +18,13 @@ export function createGraphQLHandler(config: Config) {
   });
 
   return async (c: Context): Promise<Response> => {
-    const ctx: GraphQLContext = { config, actor: null, actorError: null, cookies: [] };
+    const ctx: GraphQLContext = {
+      config,
+      actor: null,
+      actorError: null,
+      cookies: [],
+      clientAddress: clientAddress(c, config),
+    };
     const hasCredentials = c.req.header('authorization') !== undefined || c.req.header('cookie');
     if (hasCredentials) {
       try {

@@ -1,3 +1,5 @@
+import type { IncomingMessage } from 'node:http';
+import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context } from 'hono';
 import { getCookie } from 'hono/cookie';
 import { findSession } from '../domain/accounts.ts';
@@ -43,4 +45,21 @@ export async function resolveActor(c: Context, opts: { csrf: 'unsafe-methods' | 
     return { user: session.user, via: 'session', apiKeyId: null, sessionToken: token };
   }
   throw new UnauthorizedError('Missing Authorization header: send Authorization: Bearer <API key>');
+}
+
+/** Where a request handled in-process (a test's `app.request`) comes from: it has no socket. */
+const NO_SOCKET = 'in-process';
+
+/**
+ * The client's address, for the limits that count per address: the socket's peer, or behind a
+ * reverse proxy one trusts (GATEHOUSE_TRUST_PROXY=1) the last X-Forwarded-For entry, the one
+ * the proxy itself appended. Earlier entries are whatever the client claimed.
+ */
+export function clientAddress(c: Context, opts: { trustProxy: boolean }): string {
+  if (opts.trustProxy) {
+    const forwarded = c.req.header('x-forwarded-for')?.split(',').at(-1)?.trim();
+    if (forwarded) return forwarded;
+  }
+  if (!(c.env as { incoming?: IncomingMessage } | undefined)?.incoming) return NO_SOCKET;
+  return getConnInfo(c).remote.address ?? NO_SOCKET;
 }

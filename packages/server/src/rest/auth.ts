@@ -1,19 +1,33 @@
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { getCookie } from 'hono/cookie';
 import type { Config } from '../config.ts';
 import { registerAccount, signIn, signOut } from '../domain/accounts.ts';
-import { UnauthorizedError } from '../domain/errors.ts';
-import { resolveActor, SESSION_COOKIE } from '../http/auth.ts';
+import { UnauthorizedError, ValidationError } from '../domain/errors.ts';
+import { RateLimitedError } from '../domain/signInLimits.ts';
+import { clientAddress, resolveActor, SESSION_COOKIE } from '../http/auth.ts';
 import { readJson } from '../http/errors.ts';
 import { clearedSessionCookies, sessionCookies } from '../http/session.ts';
 import { apiKeyView, userView } from '../http/views.ts';
+
+/**
+ * The credentials, from a JSON body only: a cross-site HTML form can send a form or text/plain
+ * body without the browser asking first, and so sign a victim into the attacker's account.
+ */
+async function readCredentials(c: Context): Promise<unknown> {
+  const type = c.req.header('content-type') ?? '';
+  if (!/^application\/json\s*(;|$)/i.test(type)) {
+    const named = type.split(';')[0]?.trim() || 'none';
+    throw new ValidationError([{ path: '', message: `Content-Type must be application/json, not ${named}` }]);
+  }
+  return readJson(c);
+}
 
 export function authRoutes(config: Config) {
   const app = new Hono();
 
   /** Creates the account, signs it in, and issues its first API key (shown this once). */
   app.post('/signup', async (c) => {
-    const { grant, issued } = await registerAccount(await readJson(c), config);
+    const { grant, issued } = await registerAccount(await readCredentials(c), config);
     const { apiKey, key } = issued;
     for (const cookie of sessionCookies(grant, config)) c.header('set-cookie', cookie, { append: true });
     return c.json(
@@ -23,7 +37,11 @@ export function authRoutes(config: Config) {
   });
 
   app.post('/signin', async (c) => {
-    const grant = await signIn(await readJson(c), config);
+    const credentials = await readCredentials(c);
+    const grant = await signIn(credentials, config, { address: clientAddress(c, config) }).catch((error) => {
+      if (error instanceof RateLimitedError) c.header('retry-after', String(error.retryAfterSeconds));
+      throw error;
+    });
     for (const cookie of sessionCookies(grant, config)) c.header('set-cookie', cookie, { append: true });
     return c.json({ user: userView(grant.user), csrfToken: grant.csrfToken, expiresAt: grant.expiresAt });
   });

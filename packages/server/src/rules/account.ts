@@ -2,12 +2,19 @@
 import { z } from 'zod';
 import { isStorableText, STORABLE_TEXT_MESSAGE } from './storable.ts';
 
-export const credentialsSchema = z.strictObject({
+/** What signing in takes: any password an account may have, checked against its hash. */
+export const signInSchema = z.strictObject({
   email: z
     .email('must be an email address')
     .max(254)
     .transform((e) => e.toLowerCase()),
   password: z.string().min(8, 'must be at least 8 characters').max(200, 'must be at most 200 characters'),
+});
+
+/** A new account's credentials: the first password anyone would try is not one. */
+export const credentialsSchema = signInSchema.refine((c) => c.password.toLowerCase() !== c.email, {
+  message: 'must not be your email address',
+  path: ['password'],
 });
 
 export const apiKeyCreateSchema = z.strictObject({

@@ -8,6 +8,7 @@ import {
   UnauthorizedError,
   ValidationError,
 } from '../../domain/errors.ts';
+import { RateLimitedError } from '../../domain/signInLimits.ts';
 import { builder } from '../builder.ts';
 
 export const ErrorInterface = builder.interfaceRef<DomainError>('Error').implement({
@@ -61,4 +62,13 @@ builder.objectType(UnauthorizedError, {
   name: 'UnauthorizedError',
   interfaces: [ErrorInterface],
   isTypeOf: (value) => value instanceof UnauthorizedError,
+});
+
+builder.objectType(RateLimitedError, {
+  name: 'RateLimitedError',
+  interfaces: [ErrorInterface],
+  isTypeOf: (value) => value instanceof RateLimitedError,
+  fields: (t) => ({
+    retryAfterSeconds: t.exposeInt('retryAfterSeconds', { description: 'When to try again' }),
+  }),
 });

@@ -3,6 +3,7 @@ import type { SessionGrant } from '../../domain/accounts.ts';
 import { registerAccount, signIn, signOut, signupOpen } from '../../domain/accounts.ts';
 import { ConflictError, ForbiddenError, UnauthorizedError, ValidationError } from '../../domain/errors.ts';
 import { PLANS, type Plan, planOf } from '../../domain/plans.ts';
+import { RateLimitedError } from '../../domain/signInLimits.ts';
 import { clearedSessionCookies, sessionCookies } from '../../http/session.ts';
 import { builder } from '../builder.ts';
 import { CreatedApiKeyRef } from './apiKey.ts';
@@ -85,10 +86,10 @@ builder.mutationFields((t) => ({
   }),
   signIn: t.field({
     type: SessionRef,
-    errors: { types: [ValidationError, UnauthorizedError] },
+    errors: { types: [ValidationError, UnauthorizedError, RateLimitedError] },
     args: { input: t.arg({ type: CredentialsInput, required: true }) },
     resolve: async (_root, { input }, ctx) => {
-      const grant = await signIn(input, ctx.config);
+      const grant = await signIn(input, ctx.config, { address: ctx.clientAddress });
       ctx.cookies.push(...sessionCookies(grant, ctx.config));
       return grant;
     },
