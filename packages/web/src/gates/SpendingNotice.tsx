@@ -98,3 +98,29 @@ export function SpendingAlert({ gate, onEditLimit }: { gate: GateSpending; onEdi
     </div>
   );
 }
+
+/** The spending so far this period, read-only, under the limit on the Spending Limits tab. */
+export function SpendingNow({ gate }: { gate: GateSpending }) {
+  return (
+    <dl className="summary-list" aria-label="Spending this period">
+      <div>
+        <dt>Spent this period</dt>
+        <dd>{formatUsd(gate.spendingCurrent)}</dd>
+      </div>
+      <div>
+        <dt>Period started</dt>
+        <dd>{formatUtc(gate.spendingPeriodStart)}</dd>
+      </div>
+      <div>
+        <dt>Resets</dt>
+        <dd>{formatUtc(periodReset(gate))}</dd>
+      </div>
+      <div>
+        <dt>Status</dt>
+        <dd>
+          <SpendingBadge gate={gate} />
+        </dd>
+      </div>
+    </dl>
+  );
+}

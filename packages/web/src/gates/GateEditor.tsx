@@ -1,0 +1,276 @@
+import type { GatePatch } from '@gatehouse/server/rules/gate';
+import { readFragment } from 'gql.tada';
+import { useEffect, useMemo, useRef, useState } from 'react';
+import { type FieldErrors, type UseFormReturn, useForm } from 'react-hook-form';
+import { useMutation } from 'urql';
+import { Link, useLocation } from 'wouter';
+import { showMutationErrors } from '../forms/formErrors.ts';
+import { graphql, type ResultOf } from '../graphql.ts';
+import { Connections } from './Connections.tsx';
+import { DangerZone } from './DangerZone.tsx';
+import { GateEditForm } from './GateEditForm.tsx';
+import {
+  FIELD_ORDER,
+  type GateTab,
+  gateEditResolver,
+  gateToForm,
+  type StoredGateSettings,
+  tabOfField,
+} from './gateEdit.ts';
+import { fieldOfIssue, type GateFormField, type GateFormValues } from './gateForm.ts';
+import { SpendingAlert, SpendingBadge, SpendingNow } from './SpendingNotice.tsx';
+import { useTaskModels } from './useTaskModels.ts';
+
+export const GateDetail = graphql(`
+  fragment GateDetail on Gate {
+    id
+    name
+    description
+    autoEnhanceDescription
+    taskType
+    taskSubtype
+    tags
+    model
+    routingStrategy
+    fallbackModels
+    systemPrompt
+    temperature
+    maxTokens
+    topP
+    allowOverrides
+    costWeight
+    latencyWeight
+    qualityWeight
+    analysisMethod
+    maxCostPer1kTokens
+    maxLatencyMs
+    reanalysisPeriod
+    autoApplyRecommendations
+    responseFormatEnabled
+    responseFormatType
+    responseFormatSchema
+    spendingLimit
+    spendingLimitPeriod
+    spendingEnforcement
+    spendingCurrent
+    spendingPeriodStart
+    spendingResetsAt
+    spendingStatus
+    createdAt
+    updatedAt
+  }
+`);
+
+const UpdateGateMutation = graphql(
+  `
+  mutation UpdateGate($id: ID!, $input: GateInput!) {
+    updateGate(id: $id, input: $input) {
+      __typename
+      ... on MutationUpdateGateSuccess {
+        data {
+          ...GateDetail
+        }
+      }
+      ... on Error {
+        message
+      }
+      ... on ValidationError {
+        issues {
+          path
+          message
+        }
+      }
+      ... on ConflictError {
+        field
+      }
+    }
+  }
+`,
+  [GateDetail],
+);
+
+const DeleteGateMutation = graphql(`
+  mutation DeleteGate($id: ID!) {
+    deleteGate(id: $id) {
+      __typename
+      ... on MutationDeleteGateSuccess {
+        data
+      }
+      ... on Error {
+        message
+      }
+    }
+  }
+`);
+
+type Gate = ResultOf<typeof GateDetail>;
+type GateEditApi = UseFormReturn<GateFormValues, unknown, GatePatch>;
+
+/** The editing container: the form, its save as a patch, server errors to their fields and tabs, deletion. */
+export function GateEditor({
+  gate,
+  tab,
+  onTabChange,
+}: {
+  gate: Gate;
+  tab: GateTab;
+  onTabChange: (tab: GateTab) => void;
+}) {
+  const { form, rebase, discard } = useGateEditForm(gate);
+  const { models, modelsState } = useTaskModels(form);
+  const [, updateGate] = useMutation(UpdateGateMutation);
+  const onDelete = useDeleteGate(gate.id);
+  const showField = useShowField(form, tab, onTabChange);
+  const [savedNotice, setSavedNotice] = useState<string | null>(null);
+
+  const onInvalid = (errors: FieldErrors<GateFormValues>) => {
+    setSavedNotice(null);
+    const first = FIELD_ORDER.find((field) => errors[field]);
+    if (first) showField(firstErrorPath(first, errors));
+  };
+
+  const onSubmit = async (patch: GatePatch) => {
+    setSavedNotice(null);
+    if (Object.keys(patch).length === 0) {
+      setSavedNotice('Nothing to save: no setting changed.');
+      return;
+    }
+    const result = await updateGate({ id: gate.id, input: patch });
+    const outcome = result.data?.updateGate;
+    if (outcome?.__typename === 'MutationUpdateGateSuccess') {
+      rebase(readFragment(GateDetail, outcome.data));
+      setSavedNotice(
+        `Saved ${Object.keys(patch).length === 1 ? 'the change' : `${Object.keys(patch).length} changes`}.`,
+      );
+      return;
+    }
+    const first = showMutationErrors(form, outcome, {
+      fieldOf: fieldOfIssue,
+      unanswered: result.error?.graphQLErrors[0]?.message ?? 'The gate could not be saved; try again.',
+    });
+    if (first) showField(first);
+  };
+
+  return (
+    <section className="page narrow-wide">
+      <GateHeader gate={gate} />
+      <SpendingAlert gate={gate} onEditLimit={() => showField('spendingLimit')} />
+      <GateEditForm
+        form={form}
+        onSubmit={onSubmit}
+        onInvalid={onInvalid}
+        onDiscard={() => {
+          discard();
+          setSavedNotice(null);
+        }}
+        tab={tab}
+        onTabChange={onTabChange}
+        models={models}
+        modelsState={modelsState}
+        savedNotice={savedNotice}
+        spendingNow={<SpendingNow gate={gate} />}
+        connections={<Connections />}
+        dangerZone={<DangerZone gateName={gate.name} onDelete={onDelete} />}
+      />
+    </section>
+  );
+}
+
+/**
+ * The form over the gate as last loaded or saved (the baseline): the patch is what differs from it.
+ * `rebase` makes a saved gate the baseline and shows it; `discard` goes back to the baseline.
+ */
+function useGateEditForm(gate: StoredGateSettings) {
+  const baseline = useRef<{ gate: StoredGateSettings; values: GateFormValues }>({
+    gate,
+    values: gateToForm(gate),
+  });
+  const resolver = useMemo(
+    () =>
+      gateEditResolver(
+        () => baseline.current.values,
+        () => baseline.current.gate,
+      ),
+    [],
+  );
+  const form = useForm<GateFormValues, unknown, GatePatch>({
+    defaultValues: baseline.current.values,
+    resolver,
+  });
+  const rebase = (saved: StoredGateSettings) => {
+    baseline.current = { gate: saved, values: gateToForm(saved) };
+    form.reset(baseline.current.values);
+  };
+  const discard = () => form.reset(baseline.current.values);
+  return { form, rebase, discard };
+}
+
+/** Brings a field into view: opens its tab, and focuses it once the tab shows. */
+function useShowField(form: GateEditApi, tab: GateTab, onTabChange: (tab: GateTab) => void) {
+  const [focusAfterTab, setFocusAfterTab] = useState<GateFormField | null>(null);
+
+  // A field on another tab can take focus only once its tab shows.
+  useEffect(() => {
+    if (focusAfterTab && tabOfField(focusAfterTab) === tab) {
+      form.setFocus(focusAfterTab);
+      setFocusAfterTab(null);
+    }
+  }, [focusAfterTab, tab, form]);
+
+  return (field: GateFormField) => {
+    const fieldTab = tabOfField(field);
+    if (fieldTab && fieldTab !== tab) onTabChange(fieldTab);
+    setFocusAfterTab(field);
+  };
+}
+
+/** Deletes the gate and leaves for the gate list; resolves to a message when it could not. */
+function useDeleteGate(id: string): () => Promise<string | null> {
+  const [, deleteGate] = useMutation(DeleteGateMutation);
+  const [, navigate] = useLocation();
+  return async () => {
+    const result = await deleteGate({ id }, { additionalTypenames: ['Gate'] });
+    const outcome = result.data?.deleteGate;
+    if (outcome?.__typename === 'MutationDeleteGateSuccess') {
+      navigate('/gates', { replace: true });
+      return null;
+    }
+    return (
+      outcome?.message ??
+      result.error?.graphQLErrors[0]?.message ??
+      'The gate could not be deleted; try again.'
+    );
+  };
+}
+
+function GateHeader({ gate }: { gate: Gate }) {
+  return (
+    <>
+      <p className="breadcrumb">
+        <Link href="/gates">Gates</Link> / {gate.name}
+      </p>
+      <div className="page-header">
+        <div>
+          <h1>
+            {gate.name}
+            <span className="title-status">
+              <SpendingBadge gate={gate} />
+            </span>
+          </h1>
+          <p className="muted small">
+            Gate id <span className="mono">{gate.id}</span> · {gate.taskType} · {gate.model}
+          </p>
+        </div>
+      </div>
+    </>
+  );
+}
+
+/** "fallbackModels" names a list: the field to show is the first row with an error. */
+function firstErrorPath(field: keyof GateFormValues, errors: FieldErrors<GateFormValues>): GateFormField {
+  if (field === 'fallbackModels' && Array.isArray(errors.fallbackModels)) {
+    const row = errors.fallbackModels.findIndex(Boolean);
+    if (row >= 0) return `fallbackModels.${row}.model`;
+  }
+  return field;
+}
