@@ -3,16 +3,21 @@ import type { User } from '../generated/prisma/client.ts';
 import { credentialsSchema, signInSchema } from '../rules/account.ts';
 import { createApiKey, type IssuedApiKey } from './apiKeys.ts';
 import { ConflictError, ForbiddenError, parseWith, UnauthorizedError } from './errors.ts';
+import { hotCache } from './hotCache.ts';
 import { hashPassword, randomToken, sha256, verifyPassword } from './secrets.ts';
 import { type SignInLimits, withinSignInLimits } from './signInLimits.ts';
 
 export type SessionGrant = { token: string; csrfToken: string; expiresAt: Date; user: User };
 
+// Whether an account exists: asked by anyone, signed in or not, on every visit to the dashboard,
+// so answered from memory for a few seconds, one read shared by all who ask meanwhile.
+const accountsExist = hotCache<boolean>({ ttlMs: 5_000, maxEntries: 1 });
+
 /** Anyone may sign up while no account exists, or when open sign-up is configured. */
 export async function signUp(raw: unknown, opts: { openSignup: boolean }): Promise<User> {
   const { email, password } = parseWith(credentialsSchema, raw);
   const passwordHash = await hashPassword(password);
-  return prisma.$transaction(async (tx) => {
+  const user = await prisma.$transaction(async (tx) => {
     // Serialises sign-ups, so two first-account requests cannot both pass the check below.
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(727002)`;
     if (!opts.openSignup && (await tx.user.count()) > 0) {
@@ -25,10 +30,17 @@ export async function signUp(raw: unknown, opts: { openSignup: boolean }): Promi
     }
     return tx.user.create({ data: { email, passwordHash } });
   });
+  accountsExist.forget(''); // after the commit: a read before it must not be kept
+  return user;
 }
 
 export async function signupOpen(opts: { openSignup: boolean }): Promise<boolean> {
-  return opts.openSignup || (await prisma.user.count()) === 0;
+  if (opts.openSignup) return true;
+  const exist = await accountsExist.get(
+    '',
+    async () => (await prisma.user.findFirst({ select: { id: true } })) !== null,
+  );
+  return !exist;
 }
 
 // A real hash to verify against when the email is unknown, so both paths take as long.

@@ -21,3 +21,13 @@ export function requireActor(ctx: GraphQLContext): Actor {
     extensions: { code: ctx.actorError?.code === 'forbidden' ? 'FORBIDDEN' : 'UNAUTHENTICATED' },
   });
 }
+
+/**
+ * Refuses a request whose cookie came without its CSRF token (a cross-site one), as REST does,
+ * for the few fields that need no signed-in caller but must not act on a forged request.
+ */
+export function refuseForgedRequest(ctx: GraphQLContext): void {
+  if (ctx.actorError?.code === 'forbidden') {
+    throw new GraphQLError(ctx.actorError.message, { extensions: { code: 'FORBIDDEN' } });
+  }
+}

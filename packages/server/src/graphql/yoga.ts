@@ -2,8 +2,9 @@ import { createYoga } from 'graphql-yoga';
 import type { Context } from 'hono';
 import type { Config } from '../config.ts';
 import { DomainError } from '../domain/errors.ts';
-import { clientAddress, resolveActor } from '../http/auth.ts';
+import { CSRF_HEADER, clientAddress, resolveActor } from '../http/auth.ts';
 import type { GraphQLContext } from './context.ts';
+import { protectionPlugins } from './protection.ts';
 import { schema } from './schema/index.ts';
 
 export function createGraphQLHandler(config: Config) {
@@ -15,9 +16,25 @@ export function createGraphQLHandler(config: Config) {
     // Unexpected errors reach the client as "Unexpected error."; expected ones are typed results.
     maskedErrors: true,
     logging: config.env === 'test' ? false : 'info',
+    // Same origin only, unless GATEHOUSE_CORS_ORIGINS names others: yoga's default reflects any
+    // Origin with credentials, which lets every site read a signed-in dashboard's data.
+    cors: (request) => {
+      const origin = request.headers.get('origin');
+      if (!origin || !config.corsOrigins.includes(origin)) return false;
+      return {
+        origin: [origin],
+        credentials: true,
+        methods: ['GET', 'POST'],
+        allowedHeaders: ['content-type', 'authorization', CSRF_HEADER],
+        maxAge: 600,
+      };
+    },
+    multipart: false, // no uploads in the schema
+    plugins: protectionPlugins({ introspection: config.graphqlIntrospection }),
   });
 
   return async (c: Context): Promise<Response> => {
+    if (c.req.method === 'POST' && !isJson(c.req.header('content-type'))) return unsupportedMediaType(c);
     const ctx: GraphQLContext = {
       config,
       actor: null,
@@ -40,4 +57,16 @@ export function createGraphQLHandler(config: Config) {
     for (const cookie of ctx.cookies) headers.append('set-cookie', cookie);
     return new Response(response.body, { status: response.status, headers });
   };
+}
+
+const isJson = (type: string | undefined) => /^application\/json\s*(;|$)/i.test(type ?? '');
+
+/**
+ * A POST must be JSON: a cross-site HTML form can send form, multipart or text/plain bodies
+ * without the browser asking first, and yoga would run them (a signIn from a form, say).
+ */
+function unsupportedMediaType(c: Context): Response {
+  const named = c.req.header('content-type')?.split(';')[0]?.trim() || 'none';
+  const message = `POST /graphql takes Content-Type: application/json, not ${named}`;
+  return c.json({ errors: [{ message, extensions: { code: 'UNSUPPORTED_MEDIA_TYPE' } }] }, 415);
 }

@@ -6,6 +6,7 @@ import { PLANS, type Plan, planOf } from '../../domain/plans.ts';
 import { RateLimitedError } from '../../domain/signInLimits.ts';
 import { clearedSessionCookies, sessionCookies } from '../../http/session.ts';
 import { builder } from '../builder.ts';
+import { refuseForgedRequest } from '../context.ts';
 import { CreatedApiKeyRef } from './apiKey.ts';
 
 export const PlanRef = builder.objectRef<Plan>('Plan').implement({
@@ -95,7 +96,9 @@ builder.mutationFields((t) => ({
     },
   }),
   signOut: t.boolean({
+    description: 'Ends the session; a cookie without its x-csrf-token header is refused (FORBIDDEN)',
     resolve: async (_root, _args, ctx) => {
+      refuseForgedRequest(ctx);
       if (ctx.actor?.sessionToken) await signOut(ctx.actor.sessionToken);
       ctx.cookies.push(...clearedSessionCookies(ctx.config));
       return true;
