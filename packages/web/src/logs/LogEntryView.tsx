@@ -1,12 +1,19 @@
 import { type FragmentOf, readFragment } from 'gql.tada';
 import type { ReactNode } from 'react';
-import { graphql } from '../graphql.ts';
+import { graphql, type ResultOf } from '../graphql.ts';
 import { formatCount, formatDateTime, formatMs, formatUsd } from './format.ts';
 import { ImagePreview } from './ImagePreview.tsx';
 import { findImages } from './images.ts';
 import { JsonViewer } from './JsonViewer.tsx';
 import { StatusBadge } from './LogsTable.tsx';
-import { attemptsOf, toolCallsOf, toolResultsOf } from './logEntryJson.ts';
+import {
+  type AttemptView,
+  attemptsOf,
+  type ToolCallView,
+  type ToolResultView,
+  toolCallsOf,
+  toolResultsOf,
+} from './logEntryJson.ts';
 
 export const LogEntryFragment = graphql(`
   fragment LogEntryDetail on LogEntry {
@@ -41,16 +48,36 @@ export const LogEntryFragment = graphql(`
   }
 `);
 
+type LogEntry = ResultOf<typeof LogEntryFragment>;
+
 /** Everything logged about one request: what happened, each model tried, and both payloads. */
 export function LogEntryView({ entry: data }: { entry: FragmentOf<typeof LogEntryFragment> }) {
   const entry = readFragment(LogEntryFragment, data);
-  const attempts = attemptsOf(entry.attempts);
   const toolCalls = toolCallsOf(entry.toolCalls);
   const toolResults = toolResultsOf(entry.toolResults);
   const images = findImages(entry.providerResponse);
 
   return (
     <div className="entry">
+      <EntryOutcome entry={entry} />
+      <EntryFacts entry={entry} />
+      <AttemptsSection attempts={attemptsOf(entry.attempts)} />
+      {images.length > 0 && (
+        <Section title={images.length === 1 ? 'Image' : `Images (${images.length})`}>
+          <ImagePreview entryId={entry.id} images={images} />
+        </Section>
+      )}
+      {toolCalls && toolCalls.length > 0 && <ToolCallsSection toolCalls={toolCalls} />}
+      {toolResults && toolResults.length > 0 && <ToolResultsSection toolResults={toolResults} />}
+      <PayloadSections entry={entry} />
+    </div>
+  );
+}
+
+/** Success or the error, when, and whether the gate's spending limit was reached. */
+function EntryOutcome({ entry }: { entry: LogEntry }) {
+  return (
+    <>
       <div className="entry-status">
         <StatusBadge success={entry.success} statusCode={entry.statusCode} />
         <time dateTime={entry.createdAt} className="muted">
@@ -73,136 +100,152 @@ export function LogEntryView({ entry: data }: { entry: FragmentOf<typeof LogEntr
           This request reached the gate’s spending limit. The gate only alerts, so it was still served.
         </div>
       )}
+    </>
+  );
+}
 
-      <dl className="facts">
-        <Fact term="Gate">
-          {entry.gateName ?? <span className="muted">none</span>}
-          {entry.gateId && <div className="mono muted small">{entry.gateId}</div>}
-        </Fact>
-        <Fact term="Model requested">
-          <span className="mono">{entry.modelRequested ?? '—'}</span>
-        </Fact>
-        <Fact term="Model used">
-          <span className="mono">{entry.modelUsed ?? '—'}</span>
-          {entry.modelUsed && entry.modelRequested && entry.modelUsed !== entry.modelRequested && (
-            <span className="badge info">fallback</span>
-          )}
-        </Fact>
-        <Fact term="Tokens">
-          {formatCount(entry.promptTokens)} input + {formatCount(entry.completionTokens)} output ={' '}
-          {formatCount(entry.totalTokens)}
-          {entry.tokensEstimated && (
-            <span className="badge neutral" title="The provider reported no usage; Gatehouse estimated it">
-              estimated
-            </span>
-          )}
-        </Fact>
-        <Fact term="Cost">{formatUsd(entry.costUsd)}</Fact>
-        <Fact term="Latency">{formatMs(entry.latencyMs)}</Fact>
-        <Fact term="Endpoint">
-          <span className="mono">{entry.endpoint}</span>
-          {entry.stream && <span className="badge neutral">stream</span>}
-        </Fact>
-        {entry.sessionId && (
-          <Fact term="Session">
-            <span className="mono">{entry.sessionId}</span>
-          </Fact>
+/** Gate, models, tokens, cost, latency and the rest, one fact a line. */
+function EntryFacts({ entry }: { entry: LogEntry }) {
+  return (
+    <dl className="facts">
+      <Fact term="Gate">
+        {entry.gateName ?? <span className="muted">none</span>}
+        {entry.gateId && <div className="mono muted small">{entry.gateId}</div>}
+      </Fact>
+      <Fact term="Model requested">
+        <span className="mono">{entry.modelRequested ?? '—'}</span>
+      </Fact>
+      <Fact term="Model used">
+        <span className="mono">{entry.modelUsed ?? '—'}</span>
+        {entry.modelUsed && entry.modelRequested && entry.modelUsed !== entry.modelRequested && (
+          <span className="badge info">fallback</span>
         )}
-        {entry.inferredAction && <Fact term="Inferred action">{entry.inferredAction}</Fact>}
-        {entry.ignoredOverrides.length > 0 && (
-          <Fact term="Ignored overrides">
-            <div className="tags">
-              {entry.ignoredOverrides.map((name) => (
-                <span key={name} className="tag mono">
-                  {name}
-                </span>
-              ))}
-            </div>
-            <div className="muted small">
-              The request asked for these; the gate does not allow overriding them.
-            </div>
-          </Fact>
+      </Fact>
+      <Fact term="Tokens">
+        {formatCount(entry.promptTokens)} input + {formatCount(entry.completionTokens)} output ={' '}
+        {formatCount(entry.totalTokens)}
+        {entry.tokensEstimated && (
+          <span className="badge neutral" title="The provider reported no usage; Gatehouse estimated it">
+            estimated
+          </span>
         )}
-      </dl>
-
-      <Section title={`Attempts (${attempts.length})`}>
-        {attempts.length === 0 ? (
-          <p className="muted">No model was called: the request stopped in the gateway.</p>
-        ) : (
-          <div className="table-wrap">
-            <table className="table compact attempts">
-              <thead>
-                <tr>
-                  <th>#</th>
-                  <th>Model</th>
-                  <th>Provider</th>
-                  <th>Status</th>
-                  <th>Error</th>
-                  <th className="numeric">Latency</th>
-                </tr>
-              </thead>
-              <tbody>
-                {attempts.map((attempt, index) => (
-                  // Attempts have no id: their order is what they are.
-                  // biome-ignore lint/suspicious/noArrayIndexKey: the position is the attempt's identity
-                  <tr key={index}>
-                    <td>{index + 1}</td>
-                    <td className="mono">{attempt.model}</td>
-                    <td>{attempt.provider}</td>
-                    <td>
-                      <span className={attempt.ok ? 'badge ok' : 'badge danger'}>
-                        {attempt.ok ? 'ok' : 'failed'}
-                        {attempt.status !== null && ` ${attempt.status}`}
-                      </span>
-                    </td>
-                    <td className="attempt-error">{attempt.error ?? <span className="muted">—</span>}</td>
-                    <td className="numeric">
-                      {attempt.latencyMs === null ? '—' : formatMs(attempt.latencyMs)}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+      </Fact>
+      <Fact term="Cost">{formatUsd(entry.costUsd)}</Fact>
+      <Fact term="Latency">{formatMs(entry.latencyMs)}</Fact>
+      <Fact term="Endpoint">
+        <span className="mono">{entry.endpoint}</span>
+        {entry.stream && <span className="badge neutral">stream</span>}
+      </Fact>
+      {entry.sessionId && (
+        <Fact term="Session">
+          <span className="mono">{entry.sessionId}</span>
+        </Fact>
+      )}
+      {entry.inferredAction && <Fact term="Inferred action">{entry.inferredAction}</Fact>}
+      {entry.ignoredOverrides.length > 0 && (
+        <Fact term="Ignored overrides">
+          <div className="tags">
+            {entry.ignoredOverrides.map((name) => (
+              <span key={name} className="tag mono">
+                {name}
+              </span>
+            ))}
           </div>
-        )}
-      </Section>
-
-      {images.length > 0 && (
-        <Section title={images.length === 1 ? 'Image' : `Images (${images.length})`}>
-          <ImagePreview entryId={entry.id} images={images} />
-        </Section>
+          <div className="muted small">
+            The request asked for these; the gate does not allow overriding them.
+          </div>
+        </Fact>
       )}
+    </dl>
+  );
+}
 
-      {toolCalls && toolCalls.length > 0 && (
-        <Section title={`Tool calls (${toolCalls.length})`}>
-          {toolCalls.map((call, index) => (
-            <div key={call.id ?? index} className="tool-item">
-              <div>
-                <span className="strong mono">{call.name}</span>
-                {call.id && <span className="muted small mono"> {call.id}</span>}
-              </div>
-              <JsonViewer value={call.arguments} label="Arguments" />
-            </div>
-          ))}
-        </Section>
+/** Each model the gateway tried, in order, with how it went. */
+function AttemptsSection({ attempts }: { attempts: AttemptView[] }) {
+  return (
+    <Section title={`Attempts (${attempts.length})`}>
+      {attempts.length === 0 ? (
+        <p className="muted">No model was called: the request stopped in the gateway.</p>
+      ) : (
+        <div className="table-wrap">
+          <table className="table compact attempts">
+            <thead>
+              <tr>
+                <th>#</th>
+                <th>Model</th>
+                <th>Provider</th>
+                <th>Status</th>
+                <th>Error</th>
+                <th className="numeric">Latency</th>
+              </tr>
+            </thead>
+            <tbody>
+              {attempts.map((attempt, index) => (
+                // Attempts have no id: their order is what they are.
+                // biome-ignore lint/suspicious/noArrayIndexKey: the position is the attempt's identity
+                <tr key={index}>
+                  <td>{index + 1}</td>
+                  <td className="mono">{attempt.model}</td>
+                  <td>{attempt.provider}</td>
+                  <td>
+                    <span className={attempt.ok ? 'badge ok' : 'badge danger'}>
+                      {attempt.ok ? 'ok' : 'failed'}
+                      {attempt.status !== null && ` ${attempt.status}`}
+                    </span>
+                  </td>
+                  <td className="attempt-error">{attempt.error ?? <span className="muted">—</span>}</td>
+                  <td className="numeric">
+                    {attempt.latencyMs === null ? '—' : formatMs(attempt.latencyMs)}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
-      {toolResults && toolResults.length > 0 && (
-        <Section title={`Tool results (${toolResults.length})`}>
-          {toolResults.map((result, index) => (
-            <div key={result.toolCallId ?? index} className="tool-item">
-              <div className="muted small">
-                Result of <span className="mono">{result.toolCallId ?? 'an unnamed call'}</span>
-              </div>
-              {typeof result.content === 'string' ? (
-                <pre className="plain-text">{result.content}</pre>
-              ) : (
-                <JsonViewer value={result.content} label="Content" />
-              )}
-            </div>
-          ))}
-        </Section>
-      )}
+    </Section>
+  );
+}
 
+function ToolCallsSection({ toolCalls }: { toolCalls: ToolCallView[] }) {
+  return (
+    <Section title={`Tool calls (${toolCalls.length})`}>
+      {toolCalls.map((call, index) => (
+        <div key={call.id ?? index} className="tool-item">
+          <div>
+            <span className="strong mono">{call.name}</span>
+            {call.id && <span className="muted small mono"> {call.id}</span>}
+          </div>
+          <JsonViewer value={call.arguments} label="Arguments" />
+        </div>
+      ))}
+    </Section>
+  );
+}
+
+function ToolResultsSection({ toolResults }: { toolResults: ToolResultView[] }) {
+  return (
+    <Section title={`Tool results (${toolResults.length})`}>
+      {toolResults.map((result, index) => (
+        <div key={result.toolCallId ?? index} className="tool-item">
+          <div className="muted small">
+            Result of <span className="mono">{result.toolCallId ?? 'an unnamed call'}</span>
+          </div>
+          {typeof result.content === 'string' ? (
+            <pre className="plain-text">{result.content}</pre>
+          ) : (
+            <JsonViewer value={result.content} label="Content" />
+          )}
+        </div>
+      ))}
+    </Section>
+  );
+}
+
+/** What was sent to the provider, what it answered, and the request's metadata. */
+function PayloadSections({ entry }: { entry: LogEntry }) {
+  return (
+    <>
       <Section title="Request">
         {entry.providerRequest === null ? (
           <p className="muted">Nothing was sent to a provider.</p>
@@ -222,7 +265,7 @@ export function LogEntryView({ entry: data }: { entry: FragmentOf<typeof LogEntr
           <JsonViewer value={entry.metadata} label="Metadata sent with the request" />
         </Section>
       )}
-    </div>
+    </>
   );
 }
 
