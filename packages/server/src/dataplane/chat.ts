@@ -18,7 +18,7 @@ import {
 import type { AllowOverrides, TaskType } from '../rules/gate.ts';
 import { costOf, estimateUsage, withOutputCap, worstCaseCost } from './cost.ts';
 import type { Reservation, SpendingLedger } from './ledger.ts';
-import type { LogWriter } from './logWriter.ts';
+import type { LogEntryData, LogWriter } from './logWriter.ts';
 import { mergeRequest } from './merge.ts';
 import type { ChatRequest } from './request.ts';
 import { attemptOrder, type RoutingStrategy } from './routing.ts';
@@ -65,7 +65,6 @@ export class ChatFailure extends DomainError {
     code: ConstructorParameters<typeof DomainError>[0],
     message: string,
     readonly attempts: Attempt[],
-    readonly upstreamStatus: number | null = null,
   ) {
     super(code, message, { attempts });
   }
@@ -87,275 +86,343 @@ function failureFor(error: ProviderError, attempts: Attempt[]): ChatFailure {
       'invalid_request',
       `The provider refused on content policy: ${error.message}`,
       attempts,
-      error.status,
     );
   }
   if (error.kind === 'timeout')
     return new ChatFailure('upstream_timeout', 'No model answered in time', attempts);
   if (error.kind === 'http' && (error.status === 400 || error.status === 422)) {
-    return new ChatFailure('invalid_request', error.message, attempts, error.status);
+    return new ChatFailure('invalid_request', error.message, attempts);
   }
   if (error.kind === 'http' && error.status === 429) {
-    return new ChatFailure('rate_limited', `Every model is rate-limited: ${error.message}`, attempts, 429);
+    return new ChatFailure('rate_limited', `Every model is rate-limited: ${error.message}`, attempts);
   }
   const tried = attempts.map((a) => `${a.model}: ${a.error}`).join('; ');
-  return new ChatFailure('upstream_error', `No model could answer (${tried})`, attempts, error.status);
+  return new ChatFailure('upstream_error', `No model could answer (${tried})`, attempts);
 }
 
-export function createDataPlane(deps: DataPlaneDeps) {
-  const random = deps.random ?? Math.random;
+/** What the gate makes of a request: the parameters sent, and the models to try in order. */
+type Plan = { params: ChatParams; order: string[]; ignoredOverrides: string[] };
 
-  async function attempt(
-    model: string,
-    params: ChatParams,
-    hooks: ChatHooks,
-    emit: { started: boolean },
-    info: StreamStart,
-  ): Promise<ChatCompletion> {
-    const catalogModel = findModel(model);
-    const provider = catalogModel?.provider ?? providerOf(model);
-    const adapter = deps.providers.adapter(provider);
-    if (!catalogModel || !adapter) {
-      throw new ProviderError('not_configured', `Provider "${provider}" is not configured`);
-    }
-    const format = params.responseFormat;
-    const native =
-      !format || format.type === 'text' || deps.providers.nativeResponseFormat(provider, format.type);
-    const sent = withInjectedFormat(params, native);
-    // The attempt must answer (or, streamed, start answering) within the timeout; a stream that
-    // has begun may then run as long as the model writes.
-    // One signal for both ends of the attempt: its deadline and the client going away
-    // (AbortSignal.any would do the same at several times the cost, on every request).
-    const deadline = new AbortController();
-    const timer = setTimeout(
-      () => deadline.abort(new DOMException('The provider did not answer in time', 'TimeoutError')),
-      deps.attemptTimeoutMs,
-    );
-    const client = hooks.signal;
-    const onClientGone = () => deadline.abort(client?.reason);
-    if (client?.aborted) onClientGone();
-    else client?.addEventListener('abort', onClientGone, { once: true });
-    const signal = deadline.signal;
-    // With a JSON contract the answer is checked before any of it reaches the client.
-    const buffered: StreamDelta[] = [];
-    const onDelta = hooks.onDelta
-      ? (delta: StreamDelta) => {
-          clearTimeout(timer);
-          if (format) return void buffered.push(delta);
-          if (!emit.started) {
-            emit.started = true;
-            hooks.onStreamStart?.(info);
-          }
-          hooks.onDelta?.(delta);
-        }
-      : undefined;
-    const completion = await adapter
-      .chat(catalogModel.providerModel, sent, { signal, ...(onDelta && { onDelta }) })
-      .finally(() => {
-        clearTimeout(timer);
-        client?.removeEventListener('abort', onClientGone);
-      });
-    const violation = formatViolation(format, completion.content);
-    if (violation) {
-      const error = new ProviderError('invalid_response', violation, null, completion.providerResponse);
-      error.providerRequest = completion.providerRequest;
-      throw error;
-    }
-    if (hooks.onDelta && buffered.length > 0) {
-      emit.started = true;
-      hooks.onStreamStart?.(info);
-      for (const delta of buffered) hooks.onDelta(delta);
-    }
-    return completion;
+/** The gate merge, checked: a bad schema or a model the gate's task type cannot use is a 400. */
+function planFor(gate: Gate, request: ChatRequest, random: () => number): Plan {
+  if (gate.taskType !== 'chat') {
+    throw new ValidationError([
+      {
+        path: 'gateId',
+        message: `gate "${gate.name}" is a ${gate.taskType} gate; chat requests need a chat gate`,
+      },
+    ]);
   }
+  const merged = mergeRequest(
+    {
+      ...gate,
+      allowOverrides: gate.allowOverrides as AllowOverrides,
+      responseFormatSchema: gate.responseFormatSchema as Record<string, unknown> | null,
+    },
+    request,
+  );
+  const badSchema = schemaProblem(merged.params.responseFormat);
+  if (badSchema) throw new ValidationError([{ path: 'responseFormat', message: badSchema }]);
+  if (merged.model !== gate.model) {
+    const problem = modelProblem(merged.model, gate.taskType as TaskType);
+    if (problem) throw new ValidationError([{ path: 'model', message: problem }]);
+  }
+  const order = attemptOrder(
+    gate.routingStrategy as RoutingStrategy,
+    merged.model,
+    gate.fallbackModels,
+    random,
+  );
+  return { params: merged.params, order, ignoredOverrides: merged.ignoredOverrides };
+}
 
-  /**
-   * Runs a chat request through `gate`. `parse` turns the raw body into a ChatRequest and may
-   * throw a ValidationError: every failure once the gate is known is logged against it.
-   */
-  async function chat(caller: ChatCaller, gate: Gate, parse: () => ChatRequest, hooks: ChatHooks = {}) {
-    const started = performance.now();
-    const id = randomUUID();
-    const attempts: Attempt[] = [];
-    let request: ChatRequest | undefined;
-    let reservation: Reservation | null = null;
-    let ignoredOverrides: string[] = [];
-    let lastError: ProviderError | null = null;
-    let params: ChatParams | undefined;
-    const emit = { started: false };
+const isBlocking = (gate: Gate) => gate.spendingEnforcement === 'block' && gate.spendingLimit !== null;
 
-    const log = (fields: {
-      success: boolean;
-      statusCode: number;
-      modelUsed?: string | null;
-      outcome?: Omit<ChatOutcome, 'id' | 'attempts' | 'ignoredOverrides' | 'latencyMs'> & {
-        spendingCrossed: boolean;
-      };
-      error?: DomainError;
-    }) => {
-      const completion = fields.outcome?.completion;
-      const toolResults = request?.messages
-        .filter((m) => m.role === 'tool')
-        .map((m) => ({ tool_call_id: (m as { tool_call_id: string }).tool_call_id, content: m.content }));
-      return deps.logs.add({
-        id,
-        userId: caller.userId,
-        gateId: gate.id,
-        gateName: gate.name,
-        endpoint: caller.endpoint,
-        modelRequested: request?.model ?? gate.model,
-        modelUsed: fields.modelUsed ?? null,
-        promptTokens: fields.outcome?.usage.promptTokens ?? 0,
-        completionTokens: fields.outcome?.usage.completionTokens ?? 0,
-        tokensEstimated: fields.outcome?.tokensEstimated ?? false,
-        costUsd: fields.outcome?.costUsd ?? 0,
-        latencyMs: Math.round(performance.now() - started),
-        success: fields.success,
-        statusCode: fields.statusCode,
-        errorCode: fields.error?.code ?? null,
-        errorMessage: fields.error?.message ?? null,
-        sessionId: request?.sessionId ?? null,
-        toolCalls: completion?.toolCalls.length ? (completion.toolCalls as never) : undefined,
-        toolResults: toolResults?.length ? (toolResults as never) : undefined,
-        attempts: attempts as never,
-        ignoredOverrides,
-        spendingWarning: fields.outcome?.spendingCrossed ?? false,
-        stream: request?.stream ?? false,
-        metadata: (request?.metadata as never) ?? undefined,
-        providerRequest: (completion?.providerRequest ?? lastError?.providerRequest ?? undefined) as never,
-        providerResponse: (completion?.providerResponse ?? lastError?.providerResponse ?? undefined) as never,
-        createdAt: new Date(),
-      });
-    };
+/** Everything a request's log entry is made of, gathered as the request goes. */
+type Trace = {
+  id: string;
+  started: number;
+  caller: ChatCaller;
+  gate: Gate;
+  request?: ChatRequest;
+  attempts: Attempt[];
+  ignoredOverrides: string[];
+  lastError: ProviderError | null;
+};
 
+type LogFields = {
+  success: boolean;
+  statusCode: number;
+  modelUsed?: string | null;
+  outcome?: Omit<ChatOutcome, 'id' | 'attempts' | 'ignoredOverrides' | 'latencyMs'> & {
+    spendingCrossed: boolean;
+  };
+  error?: DomainError;
+};
+
+function logEntryOf(t: Trace, fields: LogFields): LogEntryData {
+  const { request, gate } = t;
+  const completion = fields.outcome?.completion;
+  const toolResults = request?.messages
+    .filter((m) => m.role === 'tool')
+    .map((m) => ({ tool_call_id: (m as { tool_call_id: string }).tool_call_id, content: m.content }));
+  return {
+    id: t.id,
+    userId: t.caller.userId,
+    gateId: gate.id,
+    gateName: gate.name,
+    endpoint: t.caller.endpoint,
+    modelRequested: request?.model ?? gate.model,
+    modelUsed: fields.modelUsed ?? null,
+    promptTokens: fields.outcome?.usage.promptTokens ?? 0,
+    completionTokens: fields.outcome?.usage.completionTokens ?? 0,
+    tokensEstimated: fields.outcome?.tokensEstimated ?? false,
+    costUsd: fields.outcome?.costUsd ?? 0,
+    latencyMs: Math.round(performance.now() - t.started),
+    success: fields.success,
+    statusCode: fields.statusCode,
+    errorCode: fields.error?.code ?? null,
+    errorMessage: fields.error?.message ?? null,
+    sessionId: request?.sessionId ?? null,
+    toolCalls: completion?.toolCalls.length ? (completion.toolCalls as never) : undefined,
+    toolResults: toolResults?.length ? (toolResults as never) : undefined,
+    attempts: t.attempts as never,
+    ignoredOverrides: t.ignoredOverrides,
+    spendingWarning: fields.outcome?.spendingCrossed ?? false,
+    stream: request?.stream ?? false,
+    metadata: (request?.metadata as never) ?? undefined,
+    providerRequest: (completion?.providerRequest ?? t.lastError?.providerRequest ?? undefined) as never,
+    providerResponse: (completion?.providerResponse ?? t.lastError?.providerResponse ?? undefined) as never,
+    createdAt: new Date(),
+  };
+}
+
+/**
+ * One signal for both ends of an attempt: its deadline and the client going away
+ * (AbortSignal.any would do the same at several times the cost, on every request).
+ */
+function attemptSignal(timeoutMs: number, client: AbortSignal | undefined) {
+  const deadline = new AbortController();
+  const timer = setTimeout(
+    () => deadline.abort(new DOMException('The provider did not answer in time', 'TimeoutError')),
+    timeoutMs,
+  );
+  const onClientGone = () => deadline.abort(client?.reason);
+  if (client?.aborted) onClientGone();
+  else client?.addEventListener('abort', onClientGone, { once: true });
+  return {
+    signal: deadline.signal,
+    /** A stream that has begun may run as long as the model writes. */
+    answering: () => clearTimeout(timer),
+    done: () => {
+      clearTimeout(timer);
+      client?.removeEventListener('abort', onClientGone);
+    },
+  };
+}
+
+async function attempt(
+  deps: DataPlaneDeps,
+  model: string,
+  params: ChatParams,
+  hooks: ChatHooks,
+  emit: { started: boolean },
+  info: StreamStart,
+): Promise<ChatCompletion> {
+  const catalogModel = findModel(model);
+  const provider = catalogModel?.provider ?? providerOf(model);
+  const adapter = deps.providers.adapter(provider);
+  if (!catalogModel || !adapter) {
+    throw new ProviderError('not_configured', `Provider "${provider}" is not configured`);
+  }
+  const format = params.responseFormat;
+  const native =
+    !format || format.type === 'text' || deps.providers.nativeResponseFormat(provider, format.type);
+  const sent = withInjectedFormat(params, native);
+  // The attempt must answer (or, streamed, start answering) within the timeout.
+  const timing = attemptSignal(deps.attemptTimeoutMs, hooks.signal);
+  // With a JSON contract the answer is checked before any of it reaches the client.
+  const buffered: StreamDelta[] = [];
+  const onDelta = hooks.onDelta
+    ? (delta: StreamDelta) => {
+        timing.answering();
+        if (format) return void buffered.push(delta);
+        if (!emit.started) {
+          emit.started = true;
+          hooks.onStreamStart?.(info);
+        }
+        hooks.onDelta?.(delta);
+      }
+    : undefined;
+  const completion = await adapter
+    .chat(catalogModel.providerModel, sent, { signal: timing.signal, ...(onDelta && { onDelta }) })
+    .finally(timing.done);
+  const violation = formatViolation(format, completion.content);
+  if (violation) {
+    const error = new ProviderError('invalid_response', violation, null, completion.providerResponse);
+    error.providerRequest = completion.providerRequest;
+    throw error;
+  }
+  if (hooks.onDelta && buffered.length > 0) {
+    emit.started = true;
+    hooks.onStreamStart?.(info);
+    for (const delta of buffered) hooks.onDelta(delta);
+  }
+  return completion;
+}
+
+/** Tries the models in order until one answers, recording each attempt in the trace. */
+async function routeAttempts(deps: DataPlaneDeps, t: Trace, plan: Plan, hooks: ChatHooks) {
+  const emit = { started: false };
+  for (const model of plan.order) {
+    const t0 = performance.now();
     try {
-      request = parse();
-      if (gate.taskType !== 'chat') {
-        throw new ValidationError([
-          {
-            path: 'gateId',
-            message: `gate "${gate.name}" is a ${gate.taskType} gate; chat requests need a chat gate`,
-          },
-        ]);
-      }
-      const merged = mergeRequest(
-        {
-          ...gate,
-          allowOverrides: gate.allowOverrides as AllowOverrides,
-          responseFormatSchema: gate.responseFormatSchema as Record<string, unknown> | null,
-        },
-        request,
-      );
-      ignoredOverrides = merged.ignoredOverrides;
-      params = merged.params;
-      const badSchema = schemaProblem(params.responseFormat);
-      if (badSchema) throw new ValidationError([{ path: 'responseFormat', message: badSchema }]);
-      if (merged.model !== gate.model) {
-        const problem = modelProblem(merged.model, gate.taskType as TaskType);
-        if (problem) throw new ValidationError([{ path: 'model', message: problem }]);
-      }
-      const order = attemptOrder(
-        gate.routingStrategy as RoutingStrategy,
-        merged.model,
-        gate.fallbackModels,
-        random,
-      );
-      const blocking = gate.spendingEnforcement === 'block' && gate.spendingLimit !== null;
-      if (blocking) {
-        // The reservation assumes an output cap: the provider must be held to the same one.
-        params = withOutputCap(params);
-        reservation = await deps.ledger.reserve(gate.id, worstCaseCost(order, params));
-        if (!reservation) {
-          throw new DomainError(
-            'spending_limit_exceeded',
-            `Gate "${gate.name}" has reached its ${gate.spendingLimitPeriod} spending limit of $${Number(gate.spendingLimit)}; raise or lift the limit, or wait for the period to reset`,
-          );
-        }
-      }
-
-      let completion: ChatCompletion | undefined;
-      let modelUsed = '';
-      for (const model of order) {
-        const t0 = performance.now();
-        try {
-          completion = await attempt(model, params, hooks, emit, { id, model, ignoredOverrides });
-          attempts.push({
-            model,
-            provider: providerOf(model),
-            ok: true,
-            status: 200,
-            error: null,
-            latencyMs: Math.round(performance.now() - t0),
-          });
-          modelUsed = model;
-          break;
-        } catch (error) {
-          const failure =
-            error instanceof ProviderError
-              ? error
-              : new ProviderError('network', (error as Error).message ?? String(error));
-          lastError = failure;
-          attempts.push({
-            model,
-            provider: providerOf(model),
-            ok: false,
-            status: failure.status,
-            error: failure.message,
-            latencyMs: Math.round(performance.now() - t0),
-          });
-          // A stream can change model only until its first byte has gone to the client.
-          if (!failure.retryable || emit.started || hooks.signal?.aborted) break;
-        }
-      }
-      if (!completion) throw failureFor(lastError as ProviderError, attempts);
-
-      const reported = completion.usage;
-      const usage = reported ?? (await estimateUsage(params, completion));
-      const costUsd = costOf(modelUsed, usage);
-      let spendingWarning = false;
-      let spendingCrossed = false;
-      // The answer exists and was paid for: failing to record its spending is reported, never
-      // turned into an error for the client (nor into a second settlement at zero).
-      const held = reservation;
-      reservation = null;
-      try {
-        if (held) await deps.ledger.settle(held, costUsd);
-        else {
-          const s = await deps.ledger.add(gate.id, costUsd, gate.spendingLimit !== null);
-          spendingWarning = s.overLimit;
-          spendingCrossed = s.crossed;
-        }
-      } catch (error) {
-        console.error('spending: could not record', costUsd, 'USD for gate', gate.id, error);
-      }
-
-      const outcome: ChatOutcome = {
-        id,
-        modelUsed,
-        completion,
-        usage,
-        tokensEstimated: reported === null,
-        costUsd,
-        latencyMs: Math.round(performance.now() - started),
-        ignoredOverrides,
-        spendingWarning,
-        attempts,
-      };
-      await log({ success: true, statusCode: 200, modelUsed, outcome: { ...outcome, spendingCrossed } });
-      return outcome;
+      const completion = await attempt(deps, model, plan.params, hooks, emit, {
+        id: t.id,
+        model,
+        ignoredOverrides: t.ignoredOverrides,
+      });
+      const latencyMs = Math.round(performance.now() - t0);
+      t.attempts.push({
+        model,
+        provider: providerOf(model),
+        ok: true,
+        status: 200,
+        error: null,
+        latencyMs,
+      });
+      return { completion, modelUsed: model };
     } catch (error) {
-      if (reservation) await deps.ledger.settle(reservation, 0).catch(() => {});
-      const domainError =
-        error instanceof DomainError
+      const failure =
+        error instanceof ProviderError
           ? error
-          : new ChatFailure('upstream_error', 'The request failed inside the gateway', attempts);
-      if (!(error instanceof DomainError)) console.error('chat: unexpected failure', error);
-      await log({ success: false, statusCode: HTTP_STATUS[domainError.code], error: domainError });
-      throw domainError;
+          : new ProviderError('network', (error as Error).message ?? String(error));
+      t.lastError = failure;
+      const latencyMs = Math.round(performance.now() - t0);
+      t.attempts.push({
+        model,
+        provider: providerOf(model),
+        ok: false,
+        status: failure.status,
+        error: failure.message,
+        latencyMs,
+      });
+      // A stream can change model only until its first byte has gone to the client.
+      if (!failure.retryable || emit.started || hooks.signal?.aborted) break;
     }
   }
+  throw failureFor(t.lastError as ProviderError, t.attempts);
+}
 
-  return { chat };
+/** Reserves a block gate's worst case, or refuses the request with a 402. */
+async function reserveSpending(deps: DataPlaneDeps, gate: Gate, plan: Plan): Promise<Reservation> {
+  const reservation = await deps.ledger.reserve(gate.id, worstCaseCost(plan.order, plan.params));
+  if (!reservation) {
+    throw new DomainError(
+      'spending_limit_exceeded',
+      `Gate "${gate.name}" has reached its ${gate.spendingLimitPeriod} spending limit of $${Number(gate.spendingLimit)}; raise or lift the limit, or wait for the period to reset`,
+    );
+  }
+  return reservation;
+}
+
+/**
+ * Records what an answer cost. The answer exists and was paid for: failing to record its
+ * spending is reported, never turned into an error for the client (nor into a second
+ * settlement at zero).
+ */
+async function recordSpending(deps: DataPlaneDeps, gate: Gate, held: Reservation | null, costUsd: number) {
+  try {
+    if (held) await deps.ledger.settle(held, costUsd);
+    else {
+      const s = await deps.ledger.add(gate.id, costUsd, gate.spendingLimit !== null);
+      return { spendingWarning: s.overLimit, spendingCrossed: s.crossed };
+    }
+  } catch (error) {
+    console.error('spending: could not record', costUsd, 'USD for gate', gate.id, error);
+  }
+  return { spendingWarning: false, spendingCrossed: false };
+}
+
+/**
+ * Runs a chat request through `gate`. `parse` turns the raw body into a ChatRequest and may
+ * throw a ValidationError: every failure once the gate is known is logged against it.
+ */
+async function chat(
+  deps: DataPlaneDeps,
+  caller: ChatCaller,
+  gate: Gate,
+  parse: () => ChatRequest,
+  hooks: ChatHooks = {},
+) {
+  const t: Trace = {
+    id: randomUUID(),
+    started: performance.now(),
+    caller,
+    gate,
+    attempts: [],
+    ignoredOverrides: [],
+    lastError: null,
+  };
+  let reservation: Reservation | null = null;
+  try {
+    t.request = parse();
+    const plan = planFor(gate, t.request, deps.random ?? Math.random);
+    t.ignoredOverrides = plan.ignoredOverrides;
+    if (isBlocking(gate)) {
+      // The reservation assumes an output cap: the provider must be held to the same one.
+      plan.params = withOutputCap(plan.params);
+      reservation = await reserveSpending(deps, gate, plan);
+    }
+    const { completion, modelUsed } = await routeAttempts(deps, t, plan, hooks);
+    const reported = completion.usage;
+    const usage = reported ?? (await estimateUsage(plan.params, completion));
+    const costUsd = costOf(modelUsed, usage);
+    const held = reservation;
+    reservation = null;
+    const { spendingWarning, spendingCrossed } = await recordSpending(deps, gate, held, costUsd);
+
+    const outcome: ChatOutcome = {
+      id: t.id,
+      modelUsed,
+      completion,
+      usage,
+      tokensEstimated: reported === null,
+      costUsd,
+      latencyMs: Math.round(performance.now() - t.started),
+      ignoredOverrides: t.ignoredOverrides,
+      spendingWarning,
+      attempts: t.attempts,
+    };
+    await deps.logs.add(
+      logEntryOf(t, {
+        success: true,
+        statusCode: 200,
+        modelUsed,
+        outcome: { ...outcome, spendingCrossed },
+      }),
+    );
+    return outcome;
+  } catch (error) {
+    if (reservation) await deps.ledger.settle(reservation, 0).catch(() => {});
+    const domainError =
+      error instanceof DomainError
+        ? error
+        : new ChatFailure('upstream_error', 'The request failed inside the gateway', t.attempts);
+    if (!(error instanceof DomainError)) console.error('chat: unexpected failure', error);
+    await deps.logs.add(
+      logEntryOf(t, { success: false, statusCode: HTTP_STATUS[domainError.code], error: domainError }),
+    );
+    throw domainError;
+  }
+}
+
+/** The chat data plane over its long-lived parts (providers, log writer, ledger). */
+export function createDataPlane(deps: DataPlaneDeps) {
+  return {
+    chat: (caller: ChatCaller, gate: Gate, parse: () => ChatRequest, hooks?: ChatHooks) =>
+      chat(deps, caller, gate, parse, hooks),
+  };
 }
 
 export type DataPlane = ReturnType<typeof createDataPlane>;

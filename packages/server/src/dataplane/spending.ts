@@ -214,4 +214,3 @@ export function createSpendingAccumulator(intervalMs = 250) {
   };
 }
 
-export type SpendingAccumulator = ReturnType<typeof createSpendingAccumulator>;

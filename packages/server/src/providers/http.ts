@@ -6,8 +6,6 @@ import { rememberWireText } from './wireText.ts';
 // One keep-alive pool for every upstream: connection reuse is most of a gateway's overhead.
 const agent = new Agent({ keepAliveTimeout: 30_000, connections: 256, pipelining: 1 });
 
-export type JsonResponse = { status: number; body: unknown };
-
 /** Request headers that carry a provider credential. */
 const CREDENTIAL_HEADERS = ['authorization', 'x-api-key', 'x-goog-api-key', 'api-key'];
 export const REDACTED = '[REDACTED]';
