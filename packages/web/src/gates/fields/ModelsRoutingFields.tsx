@@ -9,7 +9,7 @@ import { useFieldArray, useWatch } from 'react-hook-form';
 import { formatCount } from '../../logs/format.ts';
 import { Field } from '../../ui/Field.tsx';
 import type { GateFormValues } from '../gateForm.ts';
-import { type GateFormApi, invalid, NumberInput, Toggle } from './controls.tsx';
+import { type GateFormApi, invalid, NumberField, Toggle } from './controls.tsx';
 import { type ModelOption, ModelSelect, type ModelsState } from './ModelSelect.tsx';
 
 const routingLabels: Record<GateFormValues['routingStrategy'], string> = {
@@ -226,20 +226,19 @@ function ArchitectScheduleFields({ form }: { form: GateFormApi }) {
 
 /** Cost, latency and quality weights, which the custom analysis method requires. */
 function ArchitectWeightFields({ form }: { form: GateFormApi }) {
-  const { errors } = form.formState;
   const analysisMethod = useWatch({ control: form.control, name: 'analysisMethod' });
   return (
     <div className="row three">
       {(['costWeight', 'latencyWeight', 'qualityWeight'] as const).map((name) => (
-        <Field
+        <NumberField
           key={name}
+          form={form}
+          name={name}
           label={weightLabels[name]}
-          htmlFor={name}
-          error={errors[name]}
           hint={analysisMethod === 'custom' ? '0 to 1; required for custom.' : '0 to 1.'}
-        >
-          <NumberInput form={form} name={name} error={errors[name]} min={0} max={1} />
-        </Field>
+          min={0}
+          max={1}
+        />
       ))}
     </div>
   );
@@ -247,38 +246,25 @@ function ArchitectWeightFields({ form }: { form: GateFormApi }) {
 
 /** The most a recommended model may cost and take. */
 function ArchitectCapFields({ form }: { form: GateFormApi }) {
-  const { errors } = form.formState;
   return (
     <div className="row">
-      <Field
+      <NumberField
+        form={form}
+        name="maxCostPer1kTokens"
         label="Max cost per 1k tokens (USD)"
-        htmlFor="maxCostPer1kTokens"
-        error={errors.maxCostPer1kTokens}
         hint={`0 to ${formatCount(LIMITS.maxCostPer1kTokens)}. Blank: no cap.`}
-      >
-        <NumberInput
-          form={form}
-          name="maxCostPer1kTokens"
-          error={errors.maxCostPer1kTokens}
-          min={0}
-          max={LIMITS.maxCostPer1kTokens}
-        />
-      </Field>
-      <Field
+        min={0}
+        max={LIMITS.maxCostPer1kTokens}
+      />
+      <NumberField
+        form={form}
+        name="maxLatencyMs"
         label="Max latency (ms)"
-        htmlFor="maxLatencyMs"
-        error={errors.maxLatencyMs}
         hint={`A whole number, 1 to ${formatCount(LIMITS.maxLatencyMs)}. Blank: no cap.`}
-      >
-        <NumberInput
-          form={form}
-          name="maxLatencyMs"
-          error={errors.maxLatencyMs}
-          step="1"
-          min={1}
-          max={LIMITS.maxLatencyMs}
-        />
-      </Field>
+        step="1"
+        min={1}
+        max={LIMITS.maxLatencyMs}
+      />
     </div>
   );
 }

@@ -5,7 +5,7 @@ import { sentence } from '../../forms/formErrors.ts';
 import { formatCount } from '../../logs/format.ts';
 import { Field } from '../../ui/Field.tsx';
 import { type GateFormValues, jsonProblem } from '../gateForm.ts';
-import { type GateFormApi, invalid, NumberInput, Toggle } from './controls.tsx';
+import { type GateFormApi, invalid, NumberField, Toggle } from './controls.tsx';
 
 const responseFormatLabels: Record<GateFormValues['responseFormatType'], string> = {
   text: 'Text',
@@ -53,37 +53,31 @@ export function SamplingFields({ form }: { form: GateFormApi }) {
         />
       </Field>
       <div className="row three">
-        <Field
+        <NumberField
+          form={form}
+          name="temperature"
           label="Temperature"
-          htmlFor="temperature"
-          error={errors.temperature}
           hint="0 to 2: 0 is deterministic, 2 most random. Blank: the model's default."
-        >
-          <NumberInput form={form} name="temperature" error={errors.temperature} min={0} max={2} />
-        </Field>
-        <Field
+          min={0}
+          max={2}
+        />
+        <NumberField
+          form={form}
+          name="maxTokens"
           label="Max tokens"
-          htmlFor="maxTokens"
-          error={errors.maxTokens}
           hint={`A whole number, 1 to ${formatCount(LIMITS.maxTokens)}: the longest answer.`}
-        >
-          <NumberInput
-            form={form}
-            name="maxTokens"
-            error={errors.maxTokens}
-            step="1"
-            min={1}
-            max={LIMITS.maxTokens}
-          />
-        </Field>
-        <Field
+          step="1"
+          min={1}
+          max={LIMITS.maxTokens}
+        />
+        <NumberField
+          form={form}
+          name="topP"
           label="Top P"
-          htmlFor="topP"
-          error={errors.topP}
           hint="0 to 1: nucleus sampling; lower is more focused."
-        >
-          <NumberInput form={form} name="topP" error={errors.topP} min={0} max={1} />
-        </Field>
+          min={0}
+          max={1}
+        />
       </div>
     </>
   );

@@ -4,7 +4,7 @@ import type { ReactNode } from 'react';
 import { formatCount } from '../../logs/format.ts';
 import { Field } from '../../ui/Field.tsx';
 import type { GateFormValues } from '../gateForm.ts';
-import { type GateFormApi, NumberInput } from './controls.tsx';
+import { type GateFormApi, NumberField } from './controls.tsx';
 
 const periodLabels: Record<GateFormValues['spendingLimitPeriod'], string> = {
   monthly: 'Per month (UTC)',
@@ -22,14 +22,13 @@ export function SpendingFields({ form, children }: { form: GateFormApi; children
   return (
     <>
       <div className="row three">
-        <Field
+        <NumberField
+          form={form}
+          name="spendingLimit"
           label="Limit (USD)"
-          htmlFor="spendingLimit"
-          error={errors.spendingLimit}
           hint={`Per period, 0 to ${formatCount(LIMITS.spendingLimit)}. Blank: no limit.`}
-        >
-          <NumberInput form={form} name="spendingLimit" error={errors.spendingLimit} min={0} />
-        </Field>
+          min={0}
+        />
         <Field
           label="Period"
           htmlFor="spendingLimitPeriod"

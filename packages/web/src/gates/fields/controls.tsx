@@ -5,7 +5,8 @@
  * values. This file holds the controls the tabs share.
  */
 import type { ReactNode } from 'react';
-import type { FieldError, UseFormReturn } from 'react-hook-form';
+import type { UseFormReturn } from 'react-hook-form';
+import { Field } from '../../ui/Field.tsx';
 import type { GateFormValues } from '../gateForm.ts';
 
 /** The form, whatever its submit produces (a new gate's input, or a patch). */
@@ -42,11 +43,15 @@ export function Toggle({
   );
 }
 
-/** A number typed as text, so a blank stays blank (the gate's default) rather than becoming 0. */
-export function NumberInput({
+/**
+ * A number setting: its label, hint and error around a number typed as text, so a blank stays
+ * blank (the gate's default) rather than becoming 0.
+ */
+export function NumberField({
   form,
   name,
-  error,
+  label,
+  hint,
   step = 'any',
   min,
   max,
@@ -64,21 +69,25 @@ export function NumberInput({
     | 'maxLatencyMs'
     | 'spendingLimit'
   >;
-  error: FieldError | undefined;
+  label: string;
+  hint: ReactNode;
   step?: string;
   min?: number;
   max?: number;
 }) {
+  const error = form.formState.errors[name];
   return (
-    <input
-      id={name}
-      type="number"
-      step={step}
-      min={min}
-      max={max}
-      inputMode={step === '1' ? 'numeric' : 'decimal'}
-      {...invalid(name, error)}
-      {...form.register(name)}
-    />
+    <Field label={label} htmlFor={name} error={error} hint={hint}>
+      <input
+        id={name}
+        type="number"
+        step={step}
+        min={min}
+        max={max}
+        inputMode={step === '1' ? 'numeric' : 'decimal'}
+        {...invalid(name, error)}
+        {...form.register(name)}
+      />
+    </Field>
   );
 }
