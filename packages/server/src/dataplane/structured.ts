@@ -2,30 +2,8 @@
  * Structured output: the provider's own JSON mode where it has one, the schema in the system
  * prompt where it has not, and in every case the gateway checks the answer itself.
  */
-import { Ajv, type ValidateFunction } from 'ajv';
 import type { ChatParams, ResponseFormat } from '../providers/types.ts';
-
-// addUsedSchema: false, so a client schema's $id is never registered on the shared instance.
-const ajv = new Ajv({ allErrors: false, strict: false, addUsedSchema: false });
-const validators = new Map<string, ValidateFunction | Error>();
-
-function validatorFor(schema: Record<string, unknown>): ValidateFunction | Error {
-  const key = JSON.stringify(schema);
-  let v = validators.get(key);
-  if (!v) {
-    try {
-      v = ajv.compile(schema);
-    } catch (error) {
-      v = new Error(`the response schema is not a valid JSON schema: ${(error as Error).message}`);
-    }
-    if (validators.size > 1000) {
-      validators.clear();
-      ajv.removeSchema();
-    }
-    validators.set(key, v);
-  }
-  return v;
-}
+import { compileResponseSchema } from '../rules/responseSchema.ts';
 
 /** The params for a provider without native support: the contract moves into the prompt. */
 export function withInjectedFormat(params: ChatParams, native: boolean): ChatParams {
@@ -54,9 +32,14 @@ export function formatViolation(format: ResponseFormat | undefined, content: str
       ? null
       : 'the model returned JSON that is not an object';
   }
-  const validate = validatorFor(format.json_schema.schema);
-  if (validate instanceof Error) return validate.message;
-  if (validate(value)) return null;
+  const validate = compileResponseSchema(format.json_schema.schema);
+  if (typeof validate === 'string') return `the response schema ${validate}`;
+  try {
+    if (validate(value)) return null;
+  } catch {
+    // A recursive schema walks the answer recursively: JSON nested deep enough overflows it.
+    return "the model's JSON is nested too deeply to be checked against the schema";
+  }
   const first = validate.errors?.[0];
   return `the model's JSON does not match the schema: ${first?.instancePath || '/'} ${first?.message ?? ''}`.trim();
 }
@@ -70,6 +53,6 @@ export function stripFence(content: string): string {
 /** Why a response schema cannot be used, or null: checked before any provider is called. */
 export function schemaProblem(format: ResponseFormat | undefined): string | null {
   if (format?.type !== 'json_schema') return null;
-  const validate = validatorFor(format.json_schema.schema);
-  return validate instanceof Error ? validate.message : null;
+  const validate = compileResponseSchema(format.json_schema.schema);
+  return typeof validate === 'string' ? `json_schema.schema ${validate}` : null;
 }

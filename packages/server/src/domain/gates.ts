@@ -10,6 +10,7 @@ import {
   TASK_TYPES,
 } from '../rules/gate.ts';
 import { isUuid } from '../rules/ids.ts';
+import { responseSchemaProblem } from '../rules/responseSchema.ts';
 import { isStorableText, STORABLE_TEXT_MESSAGE } from '../rules/storable.ts';
 import { modelProblem } from './catalog.ts';
 import {
@@ -83,6 +84,10 @@ function gateIssues(gate: GateSettings): FieldIssue[] {
     const problem = modelProblem(model, gate.taskType);
     if (problem) issues.push({ path: `fallbackModels.${i}`, message: problem });
   });
+  // Compiled now, so a schema that never can be (a $ref to a URL, a pattern RE2 cannot run) is
+  // refused here instead of failing every request through the gate.
+  const schema = gate.responseFormatSchema === null ? null : responseSchemaProblem(gate.responseFormatSchema);
+  if (schema) issues.push({ path: 'responseFormatSchema', message: schema });
   return issues;
 }
 

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import type { FieldIssue } from '../domain/errors.ts';
 import { issuesFromZod } from './issues.ts';
+import { responseSchemaSizeProblem } from './jsonLimits.ts';
 import {
   hasNoProtoKey,
   isStorableJson,
@@ -132,8 +133,13 @@ export const gateFieldSchemas = {
   responseFormatEnabled: z.boolean(),
   responseFormatType: z.enum(RESPONSE_FORMAT_TYPES),
   // Checked before the record is built: building it drops a "__proto__" key without a word.
+  // Depth and size first, and alone: every other check walks the value recursively.
   responseFormatSchema: z
     .unknown()
+    .superRefine((value, ctx) => {
+      const problem = responseSchemaSizeProblem(value);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem, input: value, continue: false });
+    })
     .refine(hasNoProtoKey, PROTO_KEY_MESSAGE)
     .pipe(z.record(z.string(), z.unknown()).refine(isStorableJson, STORABLE_TEXT_MESSAGE))
     .nullable(),
