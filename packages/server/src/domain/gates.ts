@@ -148,25 +148,55 @@ export async function getGate(userId: string, id: string): Promise<Gate> {
   return gate;
 }
 
-export async function listGates(userId: string, rawQuery: unknown): Promise<Page<Gate>> {
-  const { limit, cursor, tag, taskType } = parseWith(gateListQuerySchema, rawQuery);
-  const where: Prisma.GateWhereInput = {
-    userId,
-    ...(tag && { tags: { has: tag } }),
-    ...(taskType && { taskType }),
-  };
-  if (cursor && !(await prisma.gate.findFirst({ where: { id: cursor, userId }, select: { id: true } }))) {
-    throw new ValidationError([{ path: 'cursor', message: 'must be a cursor from a previous page' }]);
+/** Where a page of gates starts and which way it runs; `cursor` is a gate id from a previous page. */
+export type GateWindow = {
+  size: number;
+  direction: 'forward' | 'backward';
+  cursor?: string | undefined;
+  /** The input field that carried the cursor, named when it is refused. */
+  cursorField: string;
+  tag?: string | undefined;
+  taskType?: string | undefined;
+};
+
+/**
+ * Up to `size` of the owner's gates, newest first: those after the cursor (forward) or before it
+ * (backward), and whether more lie beyond them in that direction. A cursor must be one of the
+ * owner's gates: anything else would page through someone else's order, or reach the database
+ * as a malformed id.
+ */
+export async function gatesPage(userId: string, w: GateWindow): Promise<{ items: Gate[]; more: boolean }> {
+  const { cursor } = w;
+  if (cursor !== undefined) {
+    const own =
+      isUuid(cursor) &&
+      (await prisma.gate.findFirst({ where: { id: cursor, userId }, select: { id: true } }));
+    if (!own) {
+      throw new ValidationError([{ path: w.cursorField, message: 'must be a cursor from a previous page' }]);
+    }
   }
   const rows = await prisma.gate.findMany({
-    where,
+    where: { userId, ...(w.tag && { tags: { has: w.tag } }), ...(w.taskType && { taskType: w.taskType }) },
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-    take: limit + 1,
-    ...(cursor && { cursor: { id: cursor }, skip: 1 }),
+    take: w.direction === 'forward' ? w.size + 1 : -(w.size + 1),
+    ...(cursor !== undefined && { cursor: { id: cursor }, skip: 1 }),
   });
-  const hasMore = rows.length > limit;
-  const items = rows.slice(0, limit);
-  return { items, hasMore, limit, nextCursor: hasMore ? (items.at(-1)?.id ?? null) : null };
+  const more = rows.length > w.size;
+  if (!more) return { items: rows, more };
+  return { items: w.direction === 'forward' ? rows.slice(0, w.size) : rows.slice(1), more };
+}
+
+export async function listGates(userId: string, rawQuery: unknown): Promise<Page<Gate>> {
+  const { limit, cursor, tag, taskType } = parseWith(gateListQuerySchema, rawQuery);
+  const { items, more } = await gatesPage(userId, {
+    size: limit,
+    direction: 'forward',
+    cursor,
+    cursorField: 'cursor',
+    tag,
+    taskType,
+  });
+  return { items, hasMore: more, limit, nextCursor: more ? (items.at(-1)?.id ?? null) : null };
 }
 
 export async function updateGate(userId: string, id: string, raw: unknown): Promise<Gate> {

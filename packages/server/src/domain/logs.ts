@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { prisma, sql } from '../db/client.ts';
+import { dateTimeSchema, EARLIEST_DATE, isAcceptedDate } from '../rules/dates.ts';
 import { isUuid } from '../rules/ids.ts';
 import { NotFoundError, parseWith } from './errors.ts';
 
@@ -14,16 +15,18 @@ export function encodeCursor(createdAt: Date, id: string): string {
   return Buffer.from(`${createdAt.toISOString()}|${id}`).toString('base64url');
 }
 
+/**
+ * The cursor's time and id, or null unless it is exactly what encodeCursor makes of a date in
+ * the accepted range: a forged one could otherwise carry year 0 or 275760 to the database.
+ */
 function decodeCursor(cursor: string): { createdAt: Date; id: string } | null {
-  const [time, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  const createdAt = new Date(time ?? '');
-  if (Number.isNaN(createdAt.getTime()) || !id || !isUuid(id)) return null;
+  const parts = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  const [time, id] = parts;
+  if (parts.length !== 2 || !time || !id || !isUuid(id)) return null;
+  const createdAt = new Date(time);
+  if (!isAcceptedDate(createdAt) || createdAt.toISOString() !== time) return null;
   return { createdAt, id };
 }
-
-const isoDate = z.iso
-  .datetime({ offset: true, message: 'must be an ISO-8601 date-time' })
-  .transform((s) => new Date(s));
 
 export const logQuerySchema = z
   .strictObject({
@@ -38,8 +41,8 @@ export const logQuerySchema = z
       .optional(),
     gateId: z.uuid('must be a gate UUID').optional(),
     status: z.enum(['success', 'failed']).optional(),
-    since: isoDate.optional(),
-    until: isoDate.optional(),
+    since: dateTimeSchema.optional(),
+    until: dateTimeSchema.optional(),
   })
   .refine((q) => !q.since || !q.until || q.since < q.until, {
     path: ['until'],
@@ -168,8 +171,8 @@ export async function getLog(userId: string, id: string) {
 
 const windowFields = {
   gateId: z.uuid('must be a gate UUID').optional(),
-  since: isoDate.optional(),
-  until: isoDate.optional(),
+  since: dateTimeSchema.optional(),
+  until: dateTimeSchema.optional(),
 };
 const sinceBeforeUntil = (q: { since?: Date | undefined; until?: Date | undefined }) =>
   !q.since || !q.until || q.since < q.until;
@@ -187,7 +190,8 @@ function parseWindow<S extends typeof overviewQuerySchema | typeof seriesQuerySc
 ) {
   const data = parseWith(schema, raw) as z.output<S>;
   const until = data.until ?? new Date(Date.now() + 60_000);
-  const since = data.since ?? new Date(until.getTime() - 30 * DAY_MS);
+  // A window ending in the range's first month starts where the range does.
+  const since = data.since ?? new Date(Math.max(until.getTime() - 30 * DAY_MS, EARLIEST_DATE.getTime()));
   return { ...data, since, until };
 }
 

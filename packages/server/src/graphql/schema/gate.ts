@@ -1,11 +1,17 @@
-import { GraphQLError } from 'graphql';
-import { prisma } from '../../db/client.ts';
-import { ConflictError, NotFoundError, PlanLimitError, ValidationError } from '../../domain/errors.ts';
+import { z } from 'zod';
+import {
+  ConflictError,
+  NotFoundError,
+  PlanLimitError,
+  parseWith,
+  ValidationError,
+} from '../../domain/errors.ts';
 import {
   createGate,
   deleteGate,
   type GateView,
   gateListQuerySchema,
+  gatesPage,
   gateView,
   getGate,
   updateGate,
@@ -23,8 +29,36 @@ import {
 } from '../../rules/gate.ts';
 import { builder } from '../builder.ts';
 import { requireActor } from '../context.ts';
+import { userInput } from './log.ts';
 
 const oneOf = (values: readonly string[]) => `One of: ${values.join(', ')}`;
+
+const DEFAULT_PAGE_SIZE = 20;
+const pageSize = z.number().int().min(0).max(200).nullish();
+const cursor = z.uuid('must be a cursor from a previous page').nullish();
+
+/** The gates connection's arguments; a cursor is a gate id, as REST's `cursor` is. */
+const gateConnectionArgs = z
+  .object({
+    first: pageSize,
+    last: pageSize,
+    after: cursor,
+    before: cursor,
+    tag: gateListQuerySchema.shape.tag.nullish(),
+    taskType: gateListQuerySchema.shape.taskType.nullish(),
+  })
+  .superRefine((q, ctx) => {
+    for (const [a, b] of [
+      ['first', 'last'],
+      ['after', 'before'],
+      ['first', 'before'],
+      ['last', 'after'],
+    ] as const) {
+      if (q[a] != null && q[b] != null) {
+        ctx.addIssue({ code: 'custom', path: [b], message: `cannot be combined with ${a}` });
+      }
+    }
+  });
 
 // The client-facing view (money as numbers, spending as of now), computed once per gate object.
 const views = new WeakMap<Gate, GateView>();
@@ -141,40 +175,36 @@ builder.queryFields((t) => ({
         throw error;
       }),
   }),
-  gates: t.prismaConnection({
-    type: 'Gate',
-    cursor: 'id',
+  gates: t.connection({
+    type: GateRef,
     description: 'Your gates, newest first',
     args: {
       tag: t.arg.string(),
       taskType: t.arg.string({ description: oneOf(TASK_TYPES) }),
     },
-    resolve: (query, _root, args, ctx) => {
-      const filter = gateListQuerySchema.pick({ tag: true, taskType: true }).safeParse({
-        tag: args.tag ?? undefined,
-        taskType: args.taskType ?? undefined,
-      });
-      if (!filter.success) {
-        throw new GraphQLError(
-          filter.error.issues
-            .map((i: { path: PropertyKey[]; message: string }) => `${i.path.join('.')}: ${i.message}`)
-            .join('; '),
-          {
-            extensions: { code: 'BAD_USER_INPUT' },
+    resolve: (_root, args, ctx) =>
+      userInput(async () => {
+        const q = parseWith(gateConnectionArgs, args);
+        const backward = q.before != null || q.last != null;
+        const { items, more } = await gatesPage(requireActor(ctx).user.id, {
+          size: q.first ?? q.last ?? DEFAULT_PAGE_SIZE,
+          direction: backward ? 'backward' : 'forward',
+          cursor: q.after ?? q.before ?? undefined,
+          cursorField: q.before != null ? 'before' : 'after',
+          tag: q.tag ?? undefined,
+          taskType: q.taskType ?? undefined,
+        });
+        const edges = items.map((node) => ({ node, cursor: node.id }));
+        return {
+          edges,
+          pageInfo: {
+            hasNextPage: backward ? q.before != null : more,
+            hasPreviousPage: backward ? more : q.after != null,
+            startCursor: edges[0]?.cursor ?? null,
+            endCursor: edges.at(-1)?.cursor ?? null,
           },
-        );
-      }
-      const where = filter.data;
-      return prisma.gate.findMany({
-        ...query,
-        where: {
-          userId: requireActor(ctx).user.id,
-          ...(where.tag && { tags: { has: where.tag } }),
-          ...(where.taskType && { taskType: where.taskType }),
-        },
-        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      });
-    },
+        };
+      }),
   }),
 }));
 

@@ -11,8 +11,11 @@ import {
 import { builder } from '../builder.ts';
 import { type GraphQLContext, requireActor } from '../context.ts';
 
-/** Query arguments that break the rules are the caller's mistake: BAD_USER_INPUT, with the issues. */
-async function userInput<T>(run: () => Promise<T>): Promise<T> {
+/**
+ * Query arguments that break the rules are the caller's mistake: BAD_USER_INPUT, with the issues.
+ * Shared by every query that takes more than an id (gates too).
+ */
+export async function userInput<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (error) {
