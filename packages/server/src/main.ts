@@ -1,8 +1,10 @@
+import type { ServerOptions } from 'node:http';
 import { serve } from '@hono/node-server';
 import { createApp } from './app.ts';
 import { loadConfig } from './config.ts';
 import { connectDatabase } from './db/client.ts';
 import { scheduleRetention } from './domain/retention.ts';
+import { answerClientError } from './http/errors.ts';
 import { createRuntime } from './runtime.ts';
 
 let config: ReturnType<typeof loadConfig>;
@@ -17,15 +19,29 @@ const db = await connectDatabase(config);
 const runtime = createRuntime(config);
 const app = createApp(config, runtime);
 const retention = scheduleRetention();
-const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
+const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs } = config.http;
+const serverOptions: ServerOptions = {
+  headersTimeout: headersTimeoutMs,
+  // The whole request, headers and body; the clock stops once it has arrived, so it never cuts
+  // an answer, streamed or not, however long it takes.
+  requestTimeout: requestTimeoutMs,
+  // Longer than the idle timeout of common load balancers and client pools, so a kept-alive
+  // connection is never closed by us just as a client reuses it.
+  keepAliveTimeout: keepAliveTimeoutMs,
+  // Node looks for expired requests this often (30 s by default): a fraction of the shortest
+  // timeout, so neither is overrun by more than that.
+  connectionsCheckingInterval: Math.min(5_000, Math.max(50, Math.floor(headersTimeoutMs / 4))),
+};
+const listen = { fetch: app.fetch, port: config.port, hostname: config.host, serverOptions };
+const server = serve(listen, (info) => {
   const url = `http://${info.address === '0.0.0.0' || info.address === '::' ? 'localhost' : info.address}:${info.port}`;
   const where = config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${config.dataDir}`;
   console.log(`Gatehouse is listening on ${url}  (database: ${where})`);
   console.log(`Open ${url} to sign in; the first visitor creates the admin account.`);
 });
-// Longer than the idle timeout of common load balancers and client pools, so a kept-alive
-// connection is never closed by us just as a client reuses it.
-(server as import('node:http').Server).keepAliveTimeout = 65_000;
+// Requests Node refuses before any route sees them (timed out, headers too large, not HTTP) are
+// answered in the native error shape instead of Node's empty one.
+server.on('clientError', answerClientError);
 
 const SHUTDOWN_GRACE_MS = 25_000;
 let stopping = false;

@@ -1,4 +1,5 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Context } from 'hono';
 import { DomainError, HTTP_STATUS, ValidationError } from '../domain/errors.ts';
 
@@ -89,4 +90,36 @@ export async function readJson(c: Context, maxBytes?: number): Promise<unknown> 
   } catch {
     throw new ValidationError([{ path: '', message: 'request body is not valid JSON' }]);
   }
+}
+
+/** What Node's HTTP parser refuses before any route runs, as status, code and message. */
+function clientErrorAnswer(code: unknown): [number, string, string] {
+  switch (code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return [408, 'request_timeout', "The request did not arrive in full within the server's time limit"];
+    case 'HPE_HEADER_OVERFLOW':
+      return [431, 'request_header_fields_too_large', 'The request headers are too large'];
+    default:
+      return [400, 'invalid_request', 'The request is not valid HTTP'];
+  }
+}
+
+/**
+ * Answers a connection Node's server refused (its 'clientError'): a request that timed out, or
+ * that its parser cannot read. Node's own answer has no body; this one is the native error
+ * shape, then the connection closes. Nothing is written once an answer has begun.
+ */
+export function answerClientError(error: { code?: unknown }, socket: Duplex): void {
+  const answering = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || answering?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const [status, code, message] = clientErrorAnswer(error.code);
+  const body = JSON.stringify(errorBody(code, message));
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    () => socket.destroy(),
+  );
 }
