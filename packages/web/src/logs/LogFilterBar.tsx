@@ -8,6 +8,7 @@ const PRESET_LABELS: Record<TimePreset, string> = {
 };
 
 const STATUS_LABELS = { success: 'Success', failed: 'Failed' } as const;
+const BOUND_LABELS = { since: 'From', until: 'To' } as const;
 
 type TimeChoice = 'all' | TimePreset | 'custom';
 
@@ -46,10 +47,10 @@ export function LogFilterBar({
       onChange({ ...rest, since: new Date(Date.now() - 86_400_000).toISOString() });
     } else onChange({ ...rest, range: choice });
   };
-  const onCustom = (bound: 'since' | 'until', value: string) => {
-    const { [bound]: _old, ...others } = filters;
-    const iso = fromLocalInput(value);
-    onChange(iso ? { ...others, [bound]: iso } : others);
+  /** One filter set to a value, or dropped when there is none. */
+  const setFilter = <K extends keyof LogFilters>(key: K, value: LogFilters[K] | undefined) => {
+    const { [key]: _old, ...others } = filters;
+    onChange(value ? { ...others, [key]: value } : others);
   };
 
   return (
@@ -59,10 +60,7 @@ export function LogFilterBar({
         <select
           id="filter-gate"
           value={filters.gateId ?? ''}
-          onChange={(event) => {
-            const { gateId: _gate, ...others } = filters;
-            onChange(event.target.value ? { ...others, gateId: event.target.value } : others);
-          }}
+          onChange={(event) => setFilter('gateId', event.target.value)}
         >
           <option value="">All gates</option>
           {gates.map((gate) => (
@@ -80,11 +78,12 @@ export function LogFilterBar({
         <select
           id="filter-status"
           value={filters.status ?? ''}
-          onChange={(event) => {
-            const { status: _status, ...others } = filters;
-            const status = STATUSES.find((s) => s === event.target.value);
-            onChange(status ? { ...others, status } : others);
-          }}
+          onChange={(event) =>
+            setFilter(
+              'status',
+              STATUSES.find((s) => s === event.target.value),
+            )
+          }
         >
           <option value="">All statuses</option>
           {STATUSES.map((status) => (
@@ -106,28 +105,18 @@ export function LogFilterBar({
           <option value="custom">Custom…</option>
         </select>
       </div>
-      {time === 'custom' && (
-        <>
-          <div className="field">
-            <label htmlFor="filter-since">From</label>
+      {time === 'custom' &&
+        (['since', 'until'] as const).map((bound) => (
+          <div key={bound} className="field">
+            <label htmlFor={`filter-${bound}`}>{BOUND_LABELS[bound]}</label>
             <input
-              id="filter-since"
+              id={`filter-${bound}`}
               type="datetime-local"
-              value={toLocalInput(filters.since)}
-              onChange={(event) => onCustom('since', event.target.value)}
+              value={toLocalInput(filters[bound])}
+              onChange={(event) => setFilter(bound, fromLocalInput(event.target.value))}
             />
           </div>
-          <div className="field">
-            <label htmlFor="filter-until">To</label>
-            <input
-              id="filter-until"
-              type="datetime-local"
-              value={toLocalInput(filters.until)}
-              onChange={(event) => onCustom('until', event.target.value)}
-            />
-          </div>
-        </>
-      )}
+        ))}
       {hasFilters(filters) && (
         <button type="button" className="button subtle clear-filters" onClick={() => onChange({})}>
           Clear filters
