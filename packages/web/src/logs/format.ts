@@ -33,14 +33,16 @@ export function formatMs(ms: number): string {
   return ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${integer.format(ms)} ms`;
 }
 
-const timeFormat = new Intl.DateTimeFormat('en-US', {
+/** Month, day and a 24-hour clock to the second. */
+const toTheSecond: Intl.DateTimeFormatOptions = {
   month: 'short',
   day: 'numeric',
   hour: '2-digit',
   minute: '2-digit',
   second: '2-digit',
   hour12: false,
-});
+};
+const timeFormat = new Intl.DateTimeFormat('en-US', toTheSecond);
 
 /** Local time, to the second: "Nov 21, 20:14:38". */
 export function formatTime(iso: string): string {
@@ -49,12 +51,7 @@ export function formatTime(iso: string): string {
 
 const dateTimeFormat = new Intl.DateTimeFormat('en-US', {
   year: 'numeric',
-  month: 'short',
-  day: 'numeric',
-  hour: '2-digit',
-  minute: '2-digit',
-  second: '2-digit',
-  hour12: false,
+  ...toTheSecond,
   timeZoneName: 'short',
 });
 
