@@ -46,7 +46,7 @@ export function LogsTable({
   return (
     <div className="table-wrap">
       <table className="table logs-table" aria-busy={busy}>
-        <caption className="visually-hidden">{caption}</caption>
+        <caption className="sr-only">{caption}</caption>
         <thead>
           <tr>
             <th>Status</th>

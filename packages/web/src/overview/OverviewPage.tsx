@@ -103,7 +103,7 @@ export function OverviewPage() {
         </div>
         <div className="page-actions">
           <fieldset className="segmented">
-            <legend className="visually-hidden">Time window</legend>
+            <legend className="sr-only">Time window</legend>
             {WINDOWS.map((option) => (
               <button
                 key={option}
