@@ -39,6 +39,17 @@ export function OverviewCharts({ points, bucket }: { points: ChartPoint[]; bucke
   );
   const grid = <CartesianGrid stroke={COLORS.grid} strokeDasharray="3 3" vertical={false} />;
   const label = (time: unknown) => bucketLabel(Number(time), bucket);
+  /** The value axis and the tooltip, both writing values with `format`. */
+  const valueAxis = (width: number, format: (value: number) => string) => [
+    <YAxis
+      key="axis"
+      stroke={COLORS.axis}
+      fontSize={12}
+      width={width}
+      tickFormatter={(value: number) => format(value)}
+    />,
+    <Tooltip key="tooltip" labelFormatter={label} formatter={(value) => format(Number(value))} />,
+  ];
   const anyLatency = points.some((point) => point.p50LatencyMs !== null);
 
   return (
@@ -58,13 +69,7 @@ export function OverviewCharts({ points, bucket }: { points: ChartPoint[]; bucke
         <BarChart data={points} margin={{ top: 8, right: 8, bottom: 0, left: 0 }}>
           {grid}
           {xAxis}
-          <YAxis
-            stroke={COLORS.axis}
-            fontSize={12}
-            width={84}
-            tickFormatter={(value: number) => formatUsd(value)}
-          />
-          <Tooltip labelFormatter={label} formatter={(value) => formatUsd(Number(value))} />
+          {valueAxis(84, formatUsd)}
           <Bar dataKey="costUsd" name="Cost" fill={COLORS.cost} />
         </BarChart>
       </Chart>
@@ -72,13 +77,7 @@ export function OverviewCharts({ points, bucket }: { points: ChartPoint[]; bucke
         <LineChart data={points} margin={{ top: 8, right: 8, bottom: 0, left: 0 }}>
           {grid}
           {xAxis}
-          <YAxis
-            stroke={COLORS.axis}
-            fontSize={12}
-            width={56}
-            tickFormatter={(value: number) => formatMs(value)}
-          />
-          <Tooltip labelFormatter={label} formatter={(value) => formatMs(Number(value))} />
+          {valueAxis(56, formatMs)}
           <Legend itemSorter={null} />
           <Line
             type="monotone"
