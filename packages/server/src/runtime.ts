@@ -1,8 +1,10 @@
 import type { Config } from './config.ts';
 import { createDataPlane, type DataPlane } from './dataplane/chat.ts';
-import { createLocalLedger, createSqlLedger } from './dataplane/ledger.ts';
+import { createSqlLedger } from './dataplane/ledger.ts';
+import { LocalLedger } from './dataplane/localLedger.ts';
 import { createLogWriter, type LogWriter } from './dataplane/logWriter.ts';
 import { sql } from './db/client.ts';
+import { onSpendingHeld, onSpendingSettingsChanged, reevaluateSpendingStatus } from './domain/spending.ts';
 import { createProviderRegistry } from './providers/registry.ts';
 
 /** The long-lived parts of the data plane; close() flushes what they still hold. */
@@ -11,7 +13,10 @@ export type Runtime = { dataPlane: DataPlane; logs: LogWriter; close(): Promise<
 export function createRuntime(config: Config, opts: { random?: () => number } = {}): Runtime {
   const logs = createLogWriter();
   // The embedded database belongs to this process alone, so spending can be decided in memory.
-  const ledger = sql().kind === 'pglite' ? createLocalLedger() : createSqlLedger();
+  const ledger = sql().kind === 'pglite' ? new LocalLedger() : createSqlLedger();
+  // The control plane's reads and limit changes go to this ledger.
+  onSpendingHeld((gateId) => ledger.held(gateId));
+  onSpendingSettingsChanged((gateId) => ledger.settingsChanged(gateId));
   const dataPlane = createDataPlane({
     providers: createProviderRegistry(config.providers),
     logs,
@@ -24,6 +29,8 @@ export function createRuntime(config: Config, opts: { random?: () => number } = 
     logs,
     close: async () => {
       await ledger.close();
+      onSpendingHeld(() => undefined);
+      onSpendingSettingsChanged(reevaluateSpendingStatus);
       await logs.close();
     },
   };
