@@ -1,13 +1,14 @@
 import { lazy, Suspense, useMemo, useState } from 'react';
 import { useQuery } from 'urql';
 import { Link, useLocation, useSearch } from 'wouter';
-import { graphql } from '../graphql.ts';
+import { graphql, type ResultOf } from '../graphql.ts';
 import { formatCount, formatMs, formatUsd } from '../logs/format.ts';
 import { LogRowFragment, LogsTable } from '../logs/LogsTable.tsx';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
 import {
   type Bucket,
   fillSeries,
+  type OverviewWindow,
   WINDOW_LABELS,
   WINDOWS,
   windowFromSearch,
@@ -68,6 +69,8 @@ const OverviewQuery = graphql(
   [LogRowFragment],
 );
 
+type Overview = ResultOf<typeof OverviewQuery>['overview'];
+
 /** The landing page: totals, charts and the latest requests over the window the address names. */
 export function OverviewPage() {
   const search = useSearch();
@@ -102,20 +105,7 @@ export function OverviewPage() {
           <p className="muted">Requests, failures, spending and latency across your gates.</p>
         </div>
         <div className="page-actions">
-          <fieldset className="segmented">
-            <legend className="sr-only">Time window</legend>
-            {WINDOWS.map((option) => (
-              <button
-                key={option}
-                type="button"
-                className={option === timeWindow ? 'active' : ''}
-                aria-pressed={option === timeWindow}
-                onClick={() => navigate(`/${windowSearch(option)}`)}
-              >
-                {WINDOW_LABELS[option]}
-              </button>
-            ))}
-          </fieldset>
+          <WindowPicker current={timeWindow} onPick={(option) => navigate(`/${windowSearch(option)}`)} />
           <button type="button" className="button" onClick={refresh} disabled={fetching}>
             Refresh
           </button>
@@ -127,25 +117,7 @@ export function OverviewPage() {
       {neverUsed && <SendFirstRequest gate={data.gates.edges[0]?.node} />}
       {overview && !neverUsed && (
         <>
-          <dl className="totals" aria-label={`Totals, ${WINDOW_LABELS[timeWindow].toLowerCase()}`}>
-            <Total term="Requests" value={formatCount(overview.totalRequests)} />
-            <Total
-              term="Failed"
-              value={formatCount(overview.failedRequests)}
-              note={
-                overview.totalRequests > 0
-                  ? `${((overview.failedRequests / overview.totalRequests) * 100).toFixed(1)}% of requests`
-                  : undefined
-              }
-              danger={overview.failedRequests > 0}
-            />
-            <Total term="Cost" value={formatUsd(overview.totalCostUsd)} />
-            <Total
-              term="Avg latency"
-              value={overview.totalRequests > 0 ? formatMs(overview.avgLatencyMs) : '—'}
-            />
-            <Total term="Active gates" value={formatCount(overview.activeGates)} />
-          </dl>
+          <Totals overview={overview} timeWindow={timeWindow} />
           {overview.totalRequests === 0 && (
             <p className="banner info">
               No requests in the {WINDOW_LABELS[timeWindow].toLowerCase()}. Choose a longer window, or see all
@@ -174,6 +146,54 @@ export function OverviewPage() {
         </>
       )}
     </section>
+  );
+}
+
+/** The buttons that choose the window the page covers. */
+function WindowPicker({
+  current,
+  onPick,
+}: {
+  current: OverviewWindow;
+  onPick: (option: OverviewWindow) => void;
+}) {
+  return (
+    <fieldset className="segmented">
+      <legend className="sr-only">Time window</legend>
+      {WINDOWS.map((option) => (
+        <button
+          key={option}
+          type="button"
+          className={option === current ? 'active' : ''}
+          aria-pressed={option === current}
+          onClick={() => onPick(option)}
+        >
+          {WINDOW_LABELS[option]}
+        </button>
+      ))}
+    </fieldset>
+  );
+}
+
+/** Requests, failures, cost, average latency and active gates over the window. */
+function Totals({ overview, timeWindow }: { overview: Overview; timeWindow: OverviewWindow }) {
+  return (
+    <dl className="totals" aria-label={`Totals, ${WINDOW_LABELS[timeWindow].toLowerCase()}`}>
+      <Total term="Requests" value={formatCount(overview.totalRequests)} />
+      <Total
+        term="Failed"
+        value={formatCount(overview.failedRequests)}
+        note={
+          overview.totalRequests > 0
+            ? `${((overview.failedRequests / overview.totalRequests) * 100).toFixed(1)}% of requests`
+            : undefined
+        }
+        danger={overview.failedRequests > 0}
+      />
+      <Total term="Cost" value={formatUsd(overview.totalCostUsd)} />
+      <Total term="Avg latency" value={overview.totalRequests > 0 ? formatMs(overview.avgLatencyMs) : '—'} />
+      <Total term="Active gates" value={formatCount(overview.activeGates)} />
+    </dl>
   );
 }
 
