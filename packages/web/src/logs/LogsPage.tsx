@@ -101,24 +101,7 @@ export function LogsPage() {
         {error && <ErrorBanner error={error} onRetry={refresh} />}
         {!connection && fetching && <Loading what="the log" />}
         {connection && connection.edges.length === 0 && page === 1 && (
-          <div className="empty">
-            {hasFilters(state.filters) ? (
-              <>
-                <h2>No requests match these filters</h2>
-                <button type="button" className="button" onClick={() => onFilters({})}>
-                  Clear filters
-                </button>
-              </>
-            ) : (
-              <>
-                <h2>No requests yet</h2>
-                <p className="muted">
-                  Requests appear here as soon as an application calls a gate.{' '}
-                  <Link href="/">The overview</Link> shows how to send one.
-                </p>
-              </>
-            )}
-          </div>
+          <EmptyLog filtered={hasFilters(state.filters)} onClearFilters={() => onFilters({})} />
         )}
         {connection && (connection.edges.length > 0 || page > 1) && (
           <>
@@ -129,36 +112,73 @@ export function LogsPage() {
               caption="Log entries"
               busy={fetching}
             />
-            <nav className="pager" aria-label="Pages of the log">
-              <button
-                type="button"
-                className="button"
-                disabled={page === 1}
-                onClick={() => go(previousPage(state))}
-              >
-                ← Previous
-              </button>
-              <span className="muted small">
-                Page {page}
-                {connection.edges.length === 0 && ' · nothing here'}
-              </span>
-              <button
-                type="button"
-                className="button"
-                disabled={!connection.pageInfo.hasNextPage || !connection.pageInfo.endCursor}
-                onClick={() =>
-                  connection.pageInfo.endCursor && go(nextPage(state, connection.pageInfo.endCursor))
-                }
-              >
-                Next →
-              </button>
-            </nav>
+            <LogPager
+              page={page}
+              empty={connection.edges.length === 0}
+              onPrevious={() => go(previousPage(state))}
+              next={connection.pageInfo.hasNextPage ? connection.pageInfo.endCursor : null}
+              onNext={(cursor) => go(nextPage(state, cursor))}
+            />
           </>
         )}
       </section>
       {/* Keyed by the entry, so another entry opens at its top. */}
       {state.entry && <LogEntryPanel key={state.entry} id={state.entry} onClose={closeEntry} />}
     </div>
+  );
+}
+
+/** What an empty first page says: nothing matches the filters, or nothing was logged yet. */
+function EmptyLog({ filtered, onClearFilters }: { filtered: boolean; onClearFilters: () => void }) {
+  return (
+    <div className="empty">
+      {filtered ? (
+        <>
+          <h2>No requests match these filters</h2>
+          <button type="button" className="button" onClick={onClearFilters}>
+            Clear filters
+          </button>
+        </>
+      ) : (
+        <>
+          <h2>No requests yet</h2>
+          <p className="muted">
+            Requests appear here as soon as an application calls a gate. <Link href="/">The overview</Link>{' '}
+            shows how to send one.
+          </p>
+        </>
+      )}
+    </div>
+  );
+}
+
+/** Previous and Next around the page number; `next` is the cursor of the next page, if there is one. */
+function LogPager({
+  page,
+  empty,
+  onPrevious,
+  next,
+  onNext,
+}: {
+  page: number;
+  empty: boolean;
+  onPrevious: () => void;
+  next: string | null | undefined;
+  onNext: (cursor: string) => void;
+}) {
+  return (
+    <nav className="pager" aria-label="Pages of the log">
+      <button type="button" className="button" disabled={page === 1} onClick={onPrevious}>
+        ← Previous
+      </button>
+      <span className="muted small">
+        Page {page}
+        {empty && ' · nothing here'}
+      </span>
+      <button type="button" className="button" disabled={!next} onClick={() => next && onNext(next)}>
+        Next →
+      </button>
+    </nav>
   );
 }
 
