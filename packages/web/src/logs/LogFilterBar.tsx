@@ -26,32 +26,25 @@ function fromLocalInput(value: string): string | undefined {
   return Number.isNaN(time) ? undefined : new Date(time).toISOString();
 }
 
+/** One filter set to a value, or dropped when there is none. */
+function withFilter<K extends keyof LogFilters>(
+  filters: LogFilters,
+  key: K,
+  value: LogFilters[K] | undefined,
+): LogFilters {
+  const { [key]: _old, ...others } = filters;
+  return value ? { ...others, [key]: value } : others;
+}
+
+type FilterProps = { filters: LogFilters; onChange: (filters: LogFilters) => void };
+
 /** Gate, status and time window; every change is a new address (see logSearch.ts). */
 export function LogFilterBar({
   filters,
   gates,
   onChange,
-}: {
-  filters: LogFilters;
-  gates: readonly { id: string; name: string }[];
-  onChange: (filters: LogFilters) => void;
-}) {
-  const time: TimeChoice = filters.range ?? (filters.since || filters.until ? 'custom' : 'all');
-  const { range: _range, since: _since, until: _until, ...rest } = filters;
+}: FilterProps & { gates: readonly { id: string; name: string }[] }) {
   const unknownGate = filters.gateId && !gates.some((gate) => gate.id === filters.gateId);
-
-  const onTime = (choice: TimeChoice) => {
-    if (choice === 'all') onChange(rest);
-    else if (choice === 'custom') {
-      // Start from the last 24 hours; the inputs appear to narrow it.
-      onChange({ ...rest, since: new Date(Date.now() - 86_400_000).toISOString() });
-    } else onChange({ ...rest, range: choice });
-  };
-  /** One filter set to a value, or dropped when there is none. */
-  const setFilter = <K extends keyof LogFilters>(key: K, value: LogFilters[K] | undefined) => {
-    const { [key]: _old, ...others } = filters;
-    onChange(value ? { ...others, [key]: value } : others);
-  };
 
   return (
     <form className="filters" aria-label="Filter the log" onSubmit={(event) => event.preventDefault()}>
@@ -60,7 +53,7 @@ export function LogFilterBar({
         <select
           id="filter-gate"
           value={filters.gateId ?? ''}
-          onChange={(event) => setFilter('gateId', event.target.value)}
+          onChange={(event) => onChange(withFilter(filters, 'gateId', event.target.value))}
         >
           <option value="">All gates</option>
           {gates.map((gate) => (
@@ -78,12 +71,10 @@ export function LogFilterBar({
         <select
           id="filter-status"
           value={filters.status ?? ''}
-          onChange={(event) =>
-            setFilter(
-              'status',
-              STATUSES.find((s) => s === event.target.value),
-            )
-          }
+          onChange={(event) => {
+            const status = STATUSES.find((s) => s === event.target.value);
+            onChange(withFilter(filters, 'status', status));
+          }}
         >
           <option value="">All statuses</option>
           {STATUSES.map((status) => (
@@ -93,6 +84,31 @@ export function LogFilterBar({
           ))}
         </select>
       </div>
+      <TimeFilter filters={filters} onChange={onChange} />
+      {hasFilters(filters) && (
+        <button type="button" className="button subtle clear-filters" onClick={() => onChange({})}>
+          Clear filters
+        </button>
+      )}
+    </form>
+  );
+}
+
+/** A preset window ending now, or a custom one with its From and To. */
+function TimeFilter({ filters, onChange }: FilterProps) {
+  const time: TimeChoice = filters.range ?? (filters.since || filters.until ? 'custom' : 'all');
+  const { range: _range, since: _since, until: _until, ...rest } = filters;
+
+  const onTime = (choice: TimeChoice) => {
+    if (choice === 'all') onChange(rest);
+    else if (choice === 'custom') {
+      // Start from the last 24 hours; the inputs appear to narrow it.
+      onChange({ ...rest, since: new Date(Date.now() - 86_400_000).toISOString() });
+    } else onChange({ ...rest, range: choice });
+  };
+
+  return (
+    <>
       <div className="field">
         <label htmlFor="filter-time">Time</label>
         <select id="filter-time" value={time} onChange={(event) => onTime(event.target.value as TimeChoice)}>
@@ -113,15 +129,10 @@ export function LogFilterBar({
               id={`filter-${bound}`}
               type="datetime-local"
               value={toLocalInput(filters[bound])}
-              onChange={(event) => setFilter(bound, fromLocalInput(event.target.value))}
+              onChange={(event) => onChange(withFilter(filters, bound, fromLocalInput(event.target.value)))}
             />
           </div>
         ))}
-      {hasFilters(filters) && (
-        <button type="button" className="button subtle clear-filters" onClick={() => onChange({})}>
-          Clear filters
-        </button>
-      )}
-    </form>
+    </>
   );
 }
