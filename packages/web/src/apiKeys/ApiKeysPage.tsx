@@ -143,31 +143,41 @@ export function ApiKeysPage() {
           <p className="muted">Create one above to call your gates.</p>
         </div>
       )}
-      {keys && keys.length > 0 && (
-        <div className="table-wrap">
-          <table className="table">
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Key</th>
-                <th>Created</th>
-                <th>Last used</th>
-                <th>Status</th>
-                <th>
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.map((apiKey) => (
-                <ApiKeyTableRow key={apiKey.id} apiKey={apiKey} onRevoke={onRevoke} />
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      {keys && keys.length > 0 && <ApiKeysTable keys={keys} onRevoke={onRevoke} />}
       <p className="muted small">Last use is recorded at most once a minute per key.</p>
     </section>
+  );
+}
+
+function ApiKeysTable({
+  keys,
+  onRevoke,
+}: {
+  keys: ApiKeyRow[];
+  onRevoke: (id: string) => Promise<string | null>;
+}) {
+  return (
+    <div className="table-wrap">
+      <table className="table">
+        <thead>
+          <tr>
+            <th>Name</th>
+            <th>Key</th>
+            <th>Created</th>
+            <th>Last used</th>
+            <th>Status</th>
+            <th>
+              <span className="sr-only">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {keys.map((apiKey) => (
+            <ApiKeyTableRow key={apiKey.id} apiKey={apiKey} onRevoke={onRevoke} />
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 

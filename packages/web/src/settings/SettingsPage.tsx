@@ -1,6 +1,6 @@
 import { useQuery } from 'urql';
 import { Link } from 'wouter';
-import { graphql } from '../graphql.ts';
+import { graphql, type ResultOf } from '../graphql.ts';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
 
 const SettingsQuery = graphql(`
@@ -25,6 +25,8 @@ const SettingsQuery = graphql(`
     }
   }
 `);
+
+type Plan = ResultOf<typeof SettingsQuery>['plans'][number];
 
 const day = new Intl.DateTimeFormat('en-GB', { dateStyle: 'long', timeZone: 'UTC' });
 
@@ -81,36 +83,43 @@ export function SettingsPage() {
             </p>
           </section>
 
-          <section className="card" aria-labelledby="plans-title">
-            <h2 id="plans-title">Plans</h2>
-            <table className="table plans-table">
-              <thead>
-                <tr>
-                  <th>Plan</th>
-                  <th>Gates</th>
-                  <th>Log retention</th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.plans.map((plan) => (
-                  <tr key={plan.id} className={plan.id === data.me?.plan.id ? 'current' : undefined}>
-                    <td>
-                      {plan.name}
-                      {plan.id === data.me?.plan.id && (
-                        <span className="plan-mark">
-                          <span className="badge ok">your plan</span>
-                        </span>
-                      )}
-                    </td>
-                    <td>{plan.maxGates ?? 'No limit'}</td>
-                    <td>{plan.logRetentionDays} days</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </section>
+          <PlansCard plans={data.plans} currentId={data.me.plan.id} />
         </div>
       )}
+    </section>
+  );
+}
+
+/** Every plan, what it allows, and which one is the account's. */
+function PlansCard({ plans, currentId }: { plans: Plan[]; currentId: string }) {
+  return (
+    <section className="card" aria-labelledby="plans-title">
+      <h2 id="plans-title">Plans</h2>
+      <table className="table plans-table">
+        <thead>
+          <tr>
+            <th>Plan</th>
+            <th>Gates</th>
+            <th>Log retention</th>
+          </tr>
+        </thead>
+        <tbody>
+          {plans.map((plan) => (
+            <tr key={plan.id} className={plan.id === currentId ? 'current' : undefined}>
+              <td>
+                {plan.name}
+                {plan.id === currentId && (
+                  <span className="plan-mark">
+                    <span className="badge ok">your plan</span>
+                  </span>
+                )}
+              </td>
+              <td>{plan.maxGates ?? 'No limit'}</td>
+              <td>{plan.logRetentionDays} days</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
     </section>
   );
 }
