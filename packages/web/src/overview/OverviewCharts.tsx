@@ -79,22 +79,17 @@ export function OverviewCharts({ points, bucket }: { points: ChartPoint[]; bucke
           {xAxis}
           {valueAxis(56, formatMs)}
           <Legend itemSorter={null} />
-          <Line
-            type="monotone"
-            dataKey="p50LatencyMs"
-            name="p50"
-            stroke={COLORS.p50}
-            strokeWidth={2}
-            dot={points.length < 40}
-          />
-          <Line
-            type="monotone"
-            dataKey="p95LatencyMs"
-            name="p95"
-            stroke={COLORS.p95}
-            strokeWidth={2}
-            dot={points.length < 40}
-          />
+          {(['p50', 'p95'] as const).map((percentile) => (
+            <Line
+              key={percentile}
+              type="monotone"
+              dataKey={`${percentile}LatencyMs`}
+              name={percentile}
+              stroke={COLORS[percentile]}
+              strokeWidth={2}
+              dot={points.length < 40}
+            />
+          ))}
         </LineChart>
       </Chart>
     </div>
