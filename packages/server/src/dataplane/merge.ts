@@ -66,6 +66,8 @@ export function mergeRequest(gate: GateForMerge, request: ChatRequest): Merged {
       ...(request.tools && { tools: request.tools }),
       ...(request.toolChoice && { toolChoice: request.toolChoice }),
       ...(responseFormat && responseFormat.type !== 'text' && { responseFormat }),
+      ...(request.thinking && { thinking: request.thinking }),
+      ...(request.betas?.length && { betas: request.betas }),
     },
   };
 }

@@ -3,7 +3,13 @@
  * /v1/chat/completions (OpenAI's wire format). Both parse into one ChatRequest.
  */
 import { z } from 'zod';
-import type { ChatMessage, ResponseFormat, ToolChoice, ToolDefinition } from '../providers/types.ts';
+import type {
+  ChatMessage,
+  ResponseFormat,
+  ThinkingConfig,
+  ToolChoice,
+  ToolDefinition,
+} from '../providers/types.ts';
 
 const text = z.string().max(5_000_000);
 const textPart = z.object({ type: z.literal('text'), text });
@@ -147,6 +153,9 @@ export type ChatRequest = {
   responseFormat?: ResponseFormat;
   stop?: string[];
   seed?: number;
+  /** Anthropic's extended thinking and beta headers (/v1/messages); the other adapters drop them. */
+  thinking?: ThinkingConfig;
+  betas?: string[];
   sessionId?: string;
   metadata?: Record<string, unknown>;
 };

@@ -1,6 +1,7 @@
 /** Anthropic's Messages API (POST /v1/messages), plain and streamed. */
 import { postJson, postSse } from './http.ts';
 import {
+  type CacheControl,
   type CallOptions,
   type ChatCompletion,
   type ChatMessage,
@@ -11,6 +12,8 @@ import {
   ProviderError,
   parseDataUrl,
   parseToolArguments,
+  type TextPart,
+  type ThinkingBlock,
   type ToolCall,
   textOf,
   type Usage,
@@ -21,14 +24,42 @@ export const ANTHROPIC_VERSION = '2023-06-01';
 /** Anthropic requires max_tokens; this is used when neither the gate nor the client set one. */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
 
+/**
+ * The `anthropic-beta` values forwarded to Anthropic: betas that change only how it treats the
+ * fields the gateway sends (Anthropic refuses a beta it does not know, and a client's betas are
+ * dropped, never an error). Others, and every beta on other providers, are dropped.
+ */
+export const FORWARDED_BETAS = new Set([
+  'claude-code-20250219',
+  'interleaved-thinking-2025-05-14',
+  'fine-grained-tool-streaming-2025-05-14',
+  'token-efficient-tools-2025-02-19',
+  'prompt-caching-2024-07-31',
+  'extended-cache-ttl-2025-04-11',
+  'output-128k-2025-02-19',
+  'context-1m-2025-08-07',
+  'token-counting-2024-11-01',
+  'dev-full-thinking-2025-05-14',
+]);
+
+type Cached = { cache_control?: CacheControl };
+type TextBlock = { type: 'text'; text: string } & Cached;
+type ImageBlock = {
+  type: 'image';
+  source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
+} & Cached;
+
 type Block =
-  | { type: 'text'; text: string }
-  | {
-      type: 'image';
-      source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
-    }
-  | { type: 'tool_use'; id: string; name: string; input: unknown }
-  | { type: 'tool_result'; tool_use_id: string; content: string };
+  | TextBlock
+  | ImageBlock
+  | ({ type: 'tool_use'; id: string; name: string; input: unknown } & Cached)
+  | ({
+      type: 'tool_result';
+      tool_use_id: string;
+      content: string | (TextBlock | ImageBlock)[];
+      is_error?: boolean;
+    } & Cached)
+  | ThinkingBlock;
 
 type WireMessage = { role: 'user' | 'assistant'; content: Block[] };
 
@@ -43,27 +74,55 @@ type WireResponse = {
   id?: string;
   content?: Block[];
   stop_reason?: string | null;
+  stop_sequence?: string | null;
   usage?: WireUsage;
 };
 
-function imageBlock(url: string): Block {
+const cacheOf = (part: { cache_control?: CacheControl }) =>
+  part.cache_control ? { cache_control: part.cache_control } : {};
+
+function imageBlock(url: string, cached: Cached): ImageBlock {
   const data = parseDataUrl(url);
   return data
-    ? { type: 'image', source: { type: 'base64', media_type: data.mediaType, data: data.data } }
-    : { type: 'image', source: { type: 'url', url } };
+    ? { type: 'image', source: { type: 'base64', media_type: data.mediaType, data: data.data }, ...cached }
+    : { type: 'image', source: { type: 'url', url }, ...cached };
 }
 
-function blocksOf(content: string | ContentPart[] | null): Block[] {
+function blocksOf(content: string | ContentPart[] | null): (TextBlock | ImageBlock)[] {
   if (content == null) return [];
   if (typeof content === 'string') return content ? [{ type: 'text', text: content }] : [];
   return content.map((part) =>
-    part.type === 'text' ? { type: 'text', text: part.text } : imageBlock(part.image_url.url),
+    part.type === 'text'
+      ? { type: 'text', text: part.text, ...cacheOf(part) }
+      : imageBlock(part.image_url.url, cacheOf(part)),
   );
 }
 
+/** One string, unless a part carries a cache mark: then the blocks, so the mark reaches Anthropic. */
+function systemOf(parts: (string | TextPart[])[]): string | TextBlock[] | undefined {
+  if (parts.length === 0) return undefined;
+  if (!parts.some((p) => typeof p !== 'string' && p.some((t) => t.cache_control))) {
+    return parts.map((p) => textOf(p)).join('\n\n');
+  }
+  return parts.flatMap((p) => blocksOf(p) as TextBlock[]);
+}
+
+function toolResultOf(m: Extract<ChatMessage, { role: 'tool' }>): Block {
+  return {
+    type: 'tool_result',
+    tool_use_id: m.tool_call_id,
+    content: typeof m.content === 'string' ? m.content : blocksOf(m.content),
+    ...(m.is_error !== undefined && { is_error: m.is_error }),
+    ...cacheOf(m),
+  };
+}
+
 /** System prompt apart; tool results become user turns; consecutive turns of one role merge. */
-export function toAnthropicMessages(messages: ChatMessage[]): { system?: string; messages: WireMessage[] } {
-  const system: string[] = [];
+export function toAnthropicMessages(messages: ChatMessage[]): {
+  system?: string | TextBlock[];
+  messages: WireMessage[];
+} {
+  const system: (string | TextPart[])[] = [];
   const out: WireMessage[] = [];
   const push = (role: WireMessage['role'], blocks: Block[]) => {
     const last = out.at(-1);
@@ -71,10 +130,11 @@ export function toAnthropicMessages(messages: ChatMessage[]): { system?: string;
     else out.push({ role, content: blocks });
   };
   for (const m of messages) {
-    if (m.role === 'system' || m.role === 'developer') system.push(textOf(m.content));
+    if (m.role === 'system' || m.role === 'developer') system.push(m.content);
     else if (m.role === 'user') push('user', blocksOf(m.content));
     else if (m.role === 'assistant') {
       push('assistant', [
+        ...(m.thinking ?? []),
         ...blocksOf(m.content),
         ...(m.tool_calls ?? []).map(
           (c): Block => ({
@@ -85,10 +145,10 @@ export function toAnthropicMessages(messages: ChatMessage[]): { system?: string;
           }),
         ),
       ]);
-    } else if (m.role === 'tool')
-      push('user', [{ type: 'tool_result', tool_use_id: m.tool_call_id, content: textOf(m.content) }]);
+    } else if (m.role === 'tool') push('user', [toolResultOf(m)]);
   }
-  return { ...(system.length > 0 && { system: system.join('\n\n') }), messages: out };
+  const systemPrompt = systemOf(system);
+  return { ...(systemPrompt && { system: systemPrompt }), messages: out };
 }
 
 function toolChoiceOf(choice: ChatParams['toolChoice']) {
@@ -99,14 +159,25 @@ function toolChoiceOf(choice: ChatParams['toolChoice']) {
   return { type: 'tool', name: choice.function.name };
 }
 
+/**
+ * Anthropic refuses a thinking budget that is not below max_tokens. The gate's output cap wins:
+ * the budget shrinks under it, or thinking is left off when no budget (at least 1024) fits.
+ */
+function thinkingWithin(thinking: ChatParams['thinking'], maxTokens: number) {
+  if (thinking?.type !== 'enabled' || thinking.budget_tokens < maxTokens) return thinking;
+  return maxTokens > 1024 ? { ...thinking, budget_tokens: maxTokens - 1 } : undefined;
+}
+
 export function anthropicRequestBody(model: string, params: ChatParams, stream: boolean) {
   const { system, messages } = toAnthropicMessages(params.messages);
   const toolChoice = toolChoiceOf(params.toolChoice);
+  const maxTokens = params.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS;
+  const thinking = thinkingWithin(params.thinking, maxTokens);
   return {
     model,
     ...(system && { system }),
     messages,
-    max_tokens: params.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
+    max_tokens: maxTokens,
     // Anthropic's scale ends at 1 where OpenAI's ends at 2.
     ...(params.temperature !== undefined && { temperature: Math.min(params.temperature, 1) }),
     ...(params.topP !== undefined && { top_p: params.topP }),
@@ -116,9 +187,11 @@ export function anthropicRequestBody(model: string, params: ChatParams, stream: 
         name: t.function.name,
         ...(t.function.description && { description: t.function.description }),
         input_schema: t.function.parameters ?? { type: 'object', properties: {} },
+        ...cacheOf(t),
       })),
     }),
     ...(toolChoice && params.tools?.length && { tool_choice: toolChoice }),
+    ...(thinking && { thinking }),
     ...(stream && { stream: true }),
   };
 }
@@ -170,10 +243,15 @@ function resultOf(body: unknown, response: WireResponse): ChatCompletion {
       type: 'function',
       function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) },
     }));
+  const thinking = blocks.filter(
+    (b): b is ThinkingBlock => b.type === 'thinking' || b.type === 'redacted_thinking',
+  );
   return {
     content: text.length > 0 ? text.map((b) => b.text).join('') : null,
     toolCalls,
     finishReason: finishReasonOf(response.stop_reason, response),
+    ...(response.stop_sequence && { stopSequence: response.stop_sequence }),
+    ...(thinking.length > 0 && { thinking }),
     usage: usageOf(response.usage),
     providerRequest: body,
     providerResponse: response,
@@ -185,15 +263,20 @@ export function createAnthropicAdapter(opts: {
   apiKey: string | undefined;
 }): ProviderAdapter {
   const url = `${opts.baseUrl.replace(/\/+$/, '')}/v1/messages`;
-  const headers = { 'x-api-key': opts.apiKey ?? '', 'anthropic-version': ANTHROPIC_VERSION };
+  const baseHeaders = { 'x-api-key': opts.apiKey ?? '', 'anthropic-version': ANTHROPIC_VERSION };
+  const headersFor = (params: ChatParams) => {
+    const betas = params.betas?.filter((b) => FORWARDED_BETAS.has(b)) ?? [];
+    return betas.length > 0 ? { ...baseHeaders, 'anthropic-beta': betas.join(',') } : baseHeaders;
+  };
 
   async function complete(model: string, params: ChatParams, options: CallOptions) {
     const body = anthropicRequestBody(model, params, false);
-    return resultOf(body, (await postJson(url, headers, body, options.signal)) as WireResponse);
+    return resultOf(body, (await postJson(url, headersFor(params), body, options.signal)) as WireResponse);
   }
 
   async function stream(model: string, params: ChatParams, options: CallOptions) {
     const body = anthropicRequestBody(model, params, true);
+    const headers = headersFor(params);
     // The stream rebuilt into the message a plain call would have returned.
     const message: WireResponse & { type: string; role: string } = {
       type: 'message',
@@ -211,7 +294,15 @@ export function createAnthropicAdapter(opts: {
         index?: number;
         message?: WireResponse;
         content_block?: Block;
-        delta?: { type?: string; text?: string; partial_json?: string; stop_reason?: string };
+        delta?: {
+          type?: string;
+          text?: string;
+          partial_json?: string;
+          thinking?: string;
+          signature?: string;
+          stop_reason?: string;
+          stop_sequence?: string | null;
+        };
         usage?: WireUsage;
         error?: { type?: string; message?: string };
       };
@@ -223,7 +314,11 @@ export function createAnthropicAdapter(opts: {
         case 'content_block_start': {
           const block = data.content_block as Block;
           (message.content as Block[])[data.index ?? 0] =
-            block.type === 'tool_use' ? { ...block, input: {} } : block;
+            block.type === 'tool_use'
+              ? { ...block, input: {} }
+              : block.type === 'thinking'
+                ? { type: 'thinking', thinking: block.thinking ?? '', signature: block.signature ?? '' }
+                : block;
           if (block.type === 'tool_use') {
             const index = toolIndex.size;
             toolIndex.set(data.index ?? 0, index);
@@ -237,6 +332,12 @@ export function createAnthropicAdapter(opts: {
           if (data.delta?.type === 'text_delta' && block?.type === 'text') {
             block.text += data.delta.text ?? '';
             options.onDelta?.({ content: data.delta.text ?? '' });
+          } else if (data.delta?.type === 'thinking_delta' && block?.type === 'thinking') {
+            block.thinking += data.delta.thinking ?? '';
+            options.onDelta?.({ thinking: data.delta.thinking ?? '' });
+          } else if (data.delta?.type === 'signature_delta' && block?.type === 'thinking') {
+            block.signature += data.delta.signature ?? '';
+            options.onDelta?.({ thinkingSignature: data.delta.signature ?? '' });
           } else if (data.delta?.type === 'input_json_delta' && block?.type === 'tool_use') {
             partialJson.set(i, (partialJson.get(i) ?? '') + (data.delta.partial_json ?? ''));
             options.onDelta?.({
@@ -253,6 +354,7 @@ export function createAnthropicAdapter(opts: {
         }
         case 'message_delta':
           message.stop_reason = data.delta?.stop_reason ?? message.stop_reason;
+          message.stop_sequence = data.delta?.stop_sequence ?? message.stop_sequence;
           message.usage = { ...message.usage, ...data.usage };
           break;
         case 'message_stop':

@@ -14,6 +14,7 @@ import {
   ProviderError,
   type ToolCall,
   type Usage,
+  withoutAnthropicFields,
   withWireRequest,
 } from './types.ts';
 
@@ -129,8 +130,9 @@ function mistralToolCallId(id: string): string {
   return NINE_ALPHANUMERIC.test(id) ? id : sha256(id).slice(0, 9);
 }
 
-function wireMessages(dialect: OpenAIDialect, messages: ChatMessage[]): ChatMessage[] {
+function wireMessages(dialect: OpenAIDialect, chat: ChatMessage[]): ChatMessage[] {
   const rewriteIds = dialect.toolCallIds === 'nine-alphanumeric';
+  const messages = chat.map(withoutAnthropicFields);
   if (dialect.developerRole && dialect.messageNames && !rewriteIds) return messages;
   return messages.map((m) => {
     if (m.role === 'tool') {
@@ -162,7 +164,7 @@ export function openAIRequestBody(
     ...(params.maxTokens !== undefined && { [dialect.maxTokensField]: params.maxTokens }),
     ...(params.stop?.length && { stop: params.stop }),
     ...(params.seed !== undefined && { [dialect.seedField]: params.seed }),
-    ...(params.tools?.length && { tools: params.tools }),
+    ...(params.tools?.length && { tools: params.tools.map(({ cache_control, ...tool }) => tool) }),
     ...(toolChoice !== undefined && { tool_choice: toolChoice }),
     ...(params.responseFormat && { response_format: params.responseFormat }),
     ...(stream && { stream: true }),

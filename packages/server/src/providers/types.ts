@@ -4,20 +4,57 @@
  * its provider's wire format and back, and reports the exact JSON it sent and received.
  */
 
-export type TextPart = { type: 'text'; text: string };
-export type ImagePart = { type: 'image_url'; image_url: { url: string; detail?: string } };
+/**
+ * Anthropic's prompt-cache mark, as OpenRouter and LiteLLM carry it on OpenAI-shaped parts: the
+ * Anthropic adapter sends it, the others leave it out (withoutAnthropicFields).
+ */
+export type CacheControl = { type: 'ephemeral'; ttl?: '5m' | '1h' };
+
+export type TextPart = { type: 'text'; text: string; cache_control?: CacheControl };
+export type ImagePart = {
+  type: 'image_url';
+  image_url: { url: string; detail?: string };
+  cache_control?: CacheControl;
+};
 export type ContentPart = TextPart | ImagePart;
 
 export type ToolCall = { id: string; type: 'function'; function: { name: string; arguments: string } };
 
+/** A model's reasoning as Anthropic returns it; sent back as it came (the signature proves it). */
+export type ThinkingBlock =
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'redacted_thinking'; data: string };
+
+/** Extended thinking, Anthropic's way; only the Anthropic adapter sends it. */
+export type ThinkingConfig =
+  | { type: 'enabled'; budget_tokens: number }
+  | { type: 'disabled' }
+  | { type: 'adaptive' };
+
 export type ChatMessage =
   | { role: 'system' | 'developer'; content: string | TextPart[]; name?: string }
   | { role: 'user'; content: string | ContentPart[]; name?: string }
-  | { role: 'assistant'; content: string | TextPart[] | null; name?: string; tool_calls?: ToolCall[] }
-  | { role: 'tool'; content: string | TextPart[]; tool_call_id: string };
+  | {
+      role: 'assistant';
+      content: string | TextPart[] | null;
+      name?: string;
+      tool_calls?: ToolCall[];
+      /** Anthropic only: the reasoning that came with this turn, which it wants back. */
+      thinking?: ThinkingBlock[];
+    }
+  | {
+      role: 'tool';
+      /** Images only reach Anthropic; the other adapters send the text. */
+      content: string | ContentPart[];
+      tool_call_id: string;
+      /** Anthropic only: the result is a failure of the tool. */
+      is_error?: boolean;
+      cache_control?: CacheControl;
+    };
 
 export type ToolDefinition = {
   type: 'function';
+  cache_control?: CacheControl;
   function: {
     name: string;
     description?: string;
@@ -52,6 +89,10 @@ export type ChatParams = {
   tools?: ToolDefinition[];
   toolChoice?: ToolChoice;
   responseFormat?: ResponseFormat;
+  /** Anthropic only, like the two below. */
+  thinking?: ThinkingConfig;
+  /** `anthropic-beta` values the client sent; the Anthropic adapter forwards those it knows. */
+  betas?: string[];
 };
 
 export type Usage = {
@@ -70,6 +111,10 @@ export type ChatCompletion = {
   content: string | null;
   toolCalls: ToolCall[];
   finishReason: FinishReason;
+  /** The stop sequence that ended the answer, where the provider says which (Anthropic). */
+  stopSequence?: string;
+  /** The model's reasoning, where the provider returns it in a form it takes back (Anthropic). */
+  thinking?: ThinkingBlock[];
   /** null when the provider reported none; the gateway then counts tokens itself. */
   usage: Usage | null;
   providerRequest: unknown;
@@ -79,6 +124,9 @@ export type ChatCompletion = {
 /** One piece of a streamed answer. Tool-call fragments carry the index of the call they extend. */
 export type StreamDelta = {
   content?: string;
+  /** Reasoning text, and the signature that closes a thinking block (Anthropic). */
+  thinking?: string;
+  thinkingSignature?: string;
   toolCalls?: { index: number; id?: string; name?: string; arguments?: string }[];
 };
 
@@ -158,6 +206,30 @@ export async function withWireRequest<T>(wire: () => unknown, call: Promise<T>):
     if (error instanceof ProviderError && error.providerRequest === null) error.providerRequest = wire();
     throw error;
   }
+}
+
+/**
+ * `message` without what only Anthropic reads (cache marks, thinking, is_error, images in a tool
+ * result), for the adapters that send OpenAI's shape as it is; the same object when it has none.
+ */
+export function withoutAnthropicFields(message: ChatMessage): ChatMessage {
+  const parts = Array.isArray(message.content) ? (message.content as ContentPart[]) : [];
+  const marked = parts.some((p) => p.cache_control !== undefined);
+  if (message.role === 'tool') {
+    const { is_error, cache_control, ...rest } = message;
+    const plain = is_error === undefined && cache_control === undefined;
+    if (plain && !parts.some((p) => p.type !== 'text' || p.cache_control)) return message;
+    return { ...rest, content: parts.length > 0 ? textOf(parts) : rest.content };
+  }
+  if (message.role === 'assistant' && message.thinking !== undefined) {
+    const { thinking, ...rest } = message;
+    return withoutAnthropicFields(rest);
+  }
+  if (!marked) return message;
+  return {
+    ...message,
+    content: parts.map(({ cache_control, ...p }) => p),
+  } as ChatMessage;
 }
 
 /** A tool call's arguments as JSON; a model's malformed arguments read as no arguments. */

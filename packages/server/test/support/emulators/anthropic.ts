@@ -9,7 +9,8 @@ export type AnthropicUsage = { input: number; output: number; cacheRead?: number
 
 export type AnthropicBlock =
   | { type: 'text'; text: string }
-  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
+  | { type: 'thinking'; thinking: string; signature: string };
 
 const MESSAGE_ID = 'msg_013Zva2CMHLNnXjNJJKqJ2EF';
 
@@ -44,7 +45,8 @@ export function message(a: {
 
 export type StreamBlock =
   | { type: 'text'; parts: string[] }
-  | { type: 'tool_use'; id: string; name: string; jsonParts: string[] };
+  | { type: 'tool_use'; id: string; name: string; jsonParts: string[] }
+  | { type: 'thinking'; parts: string[]; signature: string };
 
 /** The named events of a streamed answer, from message_start to message_stop. */
 export function streamFrames(a: {
@@ -71,7 +73,27 @@ export function streamFrames(a: {
     }),
   ];
   a.blocks.forEach((block, index) => {
-    if (block.type === 'text') {
+    if (block.type === 'thinking') {
+      frames.push(
+        frame({
+          type: 'content_block_start',
+          index,
+          content_block: { type: 'thinking', thinking: '', signature: '' },
+        }),
+      );
+      for (const thinking of block.parts) {
+        frames.push(
+          frame({ type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking } }),
+        );
+      }
+      frames.push(
+        frame({
+          type: 'content_block_delta',
+          index,
+          delta: { type: 'signature_delta', signature: block.signature },
+        }),
+      );
+    } else if (block.type === 'text') {
       frames.push(frame({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } }));
       if (index === 0) frames.push(frame({ type: 'ping' }));
       for (const text of block.parts) {
