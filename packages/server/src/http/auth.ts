@@ -19,9 +19,16 @@ export type Actor = {
   sessionToken: string | null;
 };
 
+async function apiKeyActor(key: string): Promise<Actor> {
+  const found = await authenticateApiKey(key);
+  if (!found) throw new UnauthorizedError('API key is invalid or has been revoked');
+  return { user: found.user, via: 'api_key', apiKeyId: found.apiKey.id, sessionToken: null };
+}
+
 /**
- * Who is calling: an API key in `Authorization: Bearer`, or a dashboard session cookie. A
- * cookie alone never authorises a state change: the CSRF header must match the session's token.
+ * Who is calling: an API key in `Authorization: Bearer` (or in `x-api-key`, as Anthropic's
+ * clients send it), or a dashboard session cookie. A cookie alone never authorises a state
+ * change: the CSRF header must match the session's token.
  */
 export async function resolveActor(c: Context, opts: { csrf: 'unsafe-methods' | 'always' }): Promise<Actor> {
   const header = c.req.header('authorization');
@@ -30,10 +37,10 @@ export async function resolveActor(c: Context, opts: { csrf: 'unsafe-methods' | 
     if (!match?.[1]) {
       throw new UnauthorizedError("Authorization header must be 'Bearer <API key>'");
     }
-    const found = await authenticateApiKey(match[1]);
-    if (!found) throw new UnauthorizedError('API key is invalid or has been revoked');
-    return { user: found.user, via: 'api_key', apiKeyId: found.apiKey.id, sessionToken: null };
+    return apiKeyActor(match[1]);
   }
+  const apiKey = c.req.header('x-api-key')?.trim();
+  if (apiKey) return apiKeyActor(apiKey);
   const token = getCookie(c, SESSION_COOKIE);
   if (token) {
     const session = await findSession(token);

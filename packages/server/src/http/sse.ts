@@ -20,6 +20,10 @@ export type SseFormat = {
   delta(start: StreamStart, delta: StreamDelta): unknown[];
   end(start: StreamStart, outcome: ChatOutcome): unknown[];
   error(error: unknown): unknown;
+  /** Names each event (Anthropic's `event:` line); OpenAI's events have none. */
+  eventName?(event: unknown): string;
+  /** Whether the stream ends in OpenAI's `data: [DONE]` (default true). */
+  doneMarker?: boolean;
 };
 
 /**
@@ -48,7 +52,11 @@ export async function streamChat(
   const send = (event: unknown) => {
     if (closed) return;
     const data = typeof event === 'string' ? event : JSON.stringify(event);
-    controller.enqueue(encoder.encode(`data: ${data}\n\n`));
+    const name = format.eventName ? `event: ${format.eventName(event)}\n` : '';
+    controller.enqueue(encoder.encode(`${name}data: ${data}\n\n`));
+  };
+  const done = () => {
+    if (format.doneMarker !== false) send('[DONE]');
   };
   const finish = () => {
     if (closed) return;
@@ -80,12 +88,12 @@ export async function streamChat(
   outcome.then(
     (o) => {
       for (const event of format.end(streamStart, o)) send(event);
-      send('[DONE]');
+      done();
       finish();
     },
     (error) => {
       send(format.error(error));
-      send('[DONE]');
+      done();
       finish();
     },
   );
