@@ -11,6 +11,7 @@ import { NotFoundError } from './domain/errors.ts';
 import { errorResponse, tooLarge } from './http/errors.ts';
 import { metricsText } from './http/metrics.ts';
 import { requireActor } from './http/middleware.ts';
+import { anthropicRoutes } from './rest/anthropic/routes.ts';
 import { apiKeyRoutes } from './rest/apiKeys.ts';
 import { authRoutes } from './rest/auth.ts';
 import { nativeChatRoutes } from './rest/chat.ts';
@@ -48,10 +49,11 @@ export function createApp(config: Config, runtime: Runtime) {
     onError: (c) => errorResponse(c, tooLarge(MAX_BODY_BYTES)),
   });
   // Chat bodies may carry images, so they get their own, larger limit, which the chat routes
-  // enforce as they read; the OpenAI-compatible routes answer in OpenAI's error shape, so they
-  // come before the native /v1 middleware.
+  // enforce as they read; the OpenAI- and Anthropic-compatible routes answer in their own error
+  // shapes, so they come before the native /v1 middleware.
   const chatLimits = { maxBodyBytes: config.maxChatBodyBytes };
   app.route('/v1', openAIRoutes(runtime.dataPlane, chatLimits));
+  app.route('/v1', anthropicRoutes(runtime.dataPlane, chatLimits));
   app.use('/v1/*', limit);
   app.use('/graphql', limit);
 

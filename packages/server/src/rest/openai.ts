@@ -132,7 +132,7 @@ function sseFormat(includeUsage: boolean) {
   };
 }
 
-function gateIdOf(c: Context, body: unknown): string {
+export function gateIdOf(c: Context, body: unknown): string {
   const b = (body ?? {}) as { gateId?: unknown; model?: unknown };
   const candidate =
     c.req.header(GATE_HEADER) ??

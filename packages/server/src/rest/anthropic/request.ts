@@ -1,0 +1,242 @@
+/**
+ * Anthropic's Messages request (POST /v1/messages and /v1/messages/count_tokens), checked and
+ * turned into the gateway's ChatRequest, whatever provider the gate then routes to. What only
+ * Anthropic reads (cache marks, thinking, is_error) rides along for its adapter; the others drop it.
+ */
+import { z } from 'zod';
+import type { ChatRequest } from '../../dataplane/request.ts';
+import type {
+  CacheControl,
+  ChatMessage,
+  ContentPart,
+  TextPart,
+  ThinkingBlock,
+  ToolCall,
+  ToolChoice,
+} from '../../providers/types.ts';
+
+const text = z.string().max(5_000_000);
+const cacheControl = z
+  .object({ type: z.literal('ephemeral'), ttl: z.enum(['5m', '1h']).optional() })
+  .nullish()
+  .transform((c) => c ?? undefined);
+
+const textBlock = z.object({ type: z.literal('text'), text, cache_control: cacheControl });
+const imageBlock = z.object({
+  type: z.literal('image'),
+  source: z.discriminatedUnion('type', [
+    z.object({
+      type: z.literal('base64'),
+      media_type: z.enum(['image/jpeg', 'image/png', 'image/gif', 'image/webp']),
+      data: z.string().min(1),
+    }),
+    z.object({ type: z.literal('url'), url: z.url() }),
+  ]),
+  cache_control: cacheControl,
+});
+const toolUseBlock = z.object({
+  type: z.literal('tool_use'),
+  id: z.string().min(1),
+  name: z.string().min(1),
+  input: z.record(z.string(), z.unknown()),
+  cache_control: cacheControl,
+});
+const toolResultBlock = z.object({
+  type: z.literal('tool_result'),
+  tool_use_id: z.string().min(1),
+  content: z.union([text, z.array(z.discriminatedUnion('type', [textBlock, imageBlock]))]).optional(),
+  is_error: z.boolean().optional(),
+  cache_control: cacheControl,
+});
+const thinkingBlock = z.object({ type: z.literal('thinking'), thinking: text, signature: z.string() });
+const redactedThinkingBlock = z.object({ type: z.literal('redacted_thinking'), data: z.string() });
+
+const userBlock = z.discriminatedUnion('type', [textBlock, imageBlock, toolResultBlock]);
+const assistantBlock = z.discriminatedUnion('type', [
+  textBlock,
+  toolUseBlock,
+  thinkingBlock,
+  redactedThinkingBlock,
+]);
+
+const message = z.discriminatedUnion('role', [
+  z.object({ role: z.literal('user'), content: z.union([text, z.array(userBlock).min(1)]) }),
+  z.object({ role: z.literal('assistant'), content: z.union([text, z.array(assistantBlock)]) }),
+]);
+
+const tool = z.object({
+  // Server tools (web search, code execution…) run at Anthropic; a gateway cannot route them.
+  type: z.literal('custom', 'only client tools (type "custom" or none) are supported').optional(),
+  name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, _ or -'),
+  description: z.string().optional(),
+  input_schema: z.record(z.string(), z.unknown()),
+  cache_control: cacheControl,
+});
+
+const toolChoice = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('auto'), disable_parallel_tool_use: z.boolean().optional() }),
+  z.object({ type: z.literal('any'), disable_parallel_tool_use: z.boolean().optional() }),
+  z.object({
+    type: z.literal('tool'),
+    name: z.string().min(1),
+    disable_parallel_tool_use: z.boolean().optional(),
+  }),
+  z.object({ type: z.literal('none') }),
+]);
+
+const thinking = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('enabled'), budget_tokens: z.number().int().min(1024) }),
+  z.object({ type: z.literal('disabled') }),
+  z.object({ type: z.literal('adaptive') }),
+]);
+
+const countTokensFields = {
+  model: z.string().min(1).max(200),
+  messages: z.array(message).min(1, 'must hold at least one message'),
+  system: z.union([text, z.array(textBlock)]).optional(),
+  tools: z.array(tool).max(512).optional(),
+  tool_choice: toolChoice.optional(),
+  thinking: thinking.optional(),
+};
+
+export const messagesSchema = z.object({
+  ...countTokensFields,
+  max_tokens: z.number().int().min(1).max(2_000_000),
+  stream: z.boolean().optional(),
+  stop_sequences: z.array(z.string().min(1)).max(64).optional(),
+  temperature: z.number().min(0).max(1).optional(),
+  top_p: z.number().min(0).max(1).optional(),
+  // Accepted for compatibility; the gateway has no equivalent to route it through.
+  top_k: z.number().int().min(0).optional(),
+  metadata: z.object({ user_id: z.string().max(256).nullish() }).optional(),
+});
+
+export const countTokensSchema = z.object(countTokensFields);
+
+type MessagesBody = z.infer<typeof messagesSchema>;
+type UserBlock = z.infer<typeof userBlock>;
+type AssistantBlock = z.infer<typeof assistantBlock>;
+
+const cached = (c: CacheControl | undefined) => (c ? { cache_control: c } : {});
+
+function partOf(block: z.infer<typeof textBlock> | z.infer<typeof imageBlock>): ContentPart {
+  if (block.type === 'text') return { type: 'text', text: block.text, ...cached(block.cache_control) };
+  const { source } = block;
+  const url = source.type === 'base64' ? `data:${source.media_type};base64,${source.data}` : source.url;
+  return { type: 'image_url', image_url: { url }, ...cached(block.cache_control) };
+}
+
+/** One unmarked text block as plain text, what every provider takes; several stay blocks. */
+function contentOf<P extends ContentPart>(parts: P[]): string | P[] {
+  const [only] = parts;
+  return parts.length === 1 && only?.type === 'text' && !only.cache_control ? only.text : parts;
+}
+
+/** Tool results first (OpenAI's shape wants them right after the calls), then what the user wrote. */
+function userMessages(content: string | UserBlock[]): ChatMessage[] {
+  if (typeof content === 'string') return [{ role: 'user', content }];
+  const out: ChatMessage[] = [];
+  for (const block of content) {
+    if (block.type !== 'tool_result') continue;
+    out.push({
+      role: 'tool',
+      tool_call_id: block.tool_use_id,
+      // Blocks stay blocks, so Anthropic receives the result as it was written.
+      content: Array.isArray(block.content) ? block.content.map(partOf) : (block.content ?? ''),
+      ...(block.is_error !== undefined && { is_error: block.is_error }),
+      ...cached(block.cache_control),
+    });
+  }
+  const said = content.filter((b) => b.type !== 'tool_result').map(partOf);
+  if (said.length > 0) out.push({ role: 'user', content: contentOf(said) });
+  return out;
+}
+
+function assistantMessage(content: string | AssistantBlock[]): ChatMessage {
+  if (typeof content === 'string') return { role: 'assistant', content };
+  const said: TextPart[] = [];
+  const calls: ToolCall[] = [];
+  const thought: ThinkingBlock[] = [];
+  for (const block of content) {
+    if (block.type === 'text') said.push(partOf(block) as TextPart);
+    else if (block.type === 'tool_use') {
+      calls.push({
+        id: block.id,
+        type: 'function',
+        function: { name: block.name, arguments: JSON.stringify(block.input) },
+      });
+    } else thought.push(block);
+  }
+  return {
+    role: 'assistant',
+    content: said.length > 0 ? contentOf(said) : null,
+    ...(calls.length > 0 && { tool_calls: calls }),
+    ...(thought.length > 0 && { thinking: thought }),
+  };
+}
+
+function toolChoiceOf(choice: z.infer<typeof toolChoice> | undefined): ToolChoice | undefined {
+  switch (choice?.type) {
+    case undefined:
+      return undefined;
+    case 'auto':
+    case 'none':
+      return choice.type;
+    case 'any':
+      return 'required';
+    case 'tool':
+      return { type: 'function', function: { name: choice.name } };
+  }
+}
+
+/** The `anthropic-beta` header's values (comma-separated, possibly repeated). */
+export function betasOf(header: string | undefined): string[] {
+  return (header ?? '')
+    .split(',')
+    .map((b) => b.trim())
+    .filter(Boolean);
+}
+
+type Counted = z.infer<typeof countTokensSchema> & Partial<MessagesBody>;
+
+/** `modelIsGate`: `model` is the gate's UUID, not a model the client asks for. */
+export function fromAnthropic(body: Counted, opts: { modelIsGate: boolean; betas: string[] }): ChatRequest {
+  const system: ChatMessage[] =
+    body.system === undefined || body.system.length === 0
+      ? []
+      : [
+          {
+            role: 'system',
+            content: typeof body.system === 'string' ? body.system : contentOf(body.system.map(partOf)),
+          } as ChatMessage,
+        ];
+  const messages = body.messages.flatMap((m) =>
+    m.role === 'user' ? userMessages(m.content) : [assistantMessage(m.content)],
+  );
+  const toolChoice = toolChoiceOf(body.tool_choice);
+  const userId = body.metadata?.user_id;
+  return {
+    messages: [...system, ...messages],
+    stream: body.stream ?? false,
+    ...(!opts.modelIsGate && { model: body.model }),
+    ...(body.max_tokens !== undefined && { maxTokens: body.max_tokens }),
+    ...(body.temperature !== undefined && { temperature: body.temperature }),
+    ...(body.top_p !== undefined && { topP: body.top_p }),
+    ...(body.stop_sequences?.length && { stop: body.stop_sequences }),
+    ...(body.tools?.length && {
+      tools: body.tools.map((t) => ({
+        type: 'function' as const,
+        function: {
+          name: t.name,
+          ...(t.description !== undefined && { description: t.description }),
+          parameters: t.input_schema,
+        },
+        ...cached(t.cache_control),
+      })),
+    }),
+    ...(toolChoice && { toolChoice }),
+    ...(body.thinking && { thinking: body.thinking }),
+    ...(opts.betas.length > 0 && { betas: opts.betas }),
+    ...(userId && { metadata: { user_id: userId } }),
+  };
+}

@@ -1,0 +1,72 @@
+/**
+ * The Anthropic Messages API: POST /v1/messages and /v1/messages/count_tokens, in Anthropic's
+ * wire format and error shape, so the official SDK and Claude Code work pointed at {base}. The
+ * key comes in x-api-key or Authorization: Bearer; the gate in x-gatehouse-gate-id, or its UUID
+ * as the model. Whatever the gate routes to answers, translated.
+ */
+import { Hono } from 'hono';
+import type { DataPlane } from '../../dataplane/chat.ts';
+import { estimateUsage } from '../../dataplane/cost.ts';
+import { type GateForMerge, mergeRequest } from '../../dataplane/merge.ts';
+import { parseWith } from '../../domain/errors.ts';
+import { loadGate } from '../../domain/gateCache.ts';
+import type { Gate } from '../../generated/prisma/client.ts';
+import { clientSignal, readJson } from '../../http/errors.ts';
+import type { ActorEnv } from '../../http/middleware.ts';
+import { requireActor } from '../../http/middleware.ts';
+import { outcomeHeaders, streamChat } from '../../http/sse.ts';
+import { gateIdOf } from '../openai.ts';
+import { betasOf, countTokensSchema, fromAnthropic, messagesSchema } from './request.ts';
+import { anthropicError, messageBody, messageStream } from './response.ts';
+
+/**
+ * What the gate would send for this request, counted with gpt-tokenizer (o200k): exact for
+ * OpenAI's current models, an estimate for every other provider's tokenizer.
+ */
+async function countInputTokens(gate: Gate, body: unknown, betas: string[]): Promise<number> {
+  const parsed = parseWith(countTokensSchema, body);
+  const request = fromAnthropic(parsed, { modelIsGate: parsed.model === gate.id, betas });
+  const { params } = mergeRequest(
+    {
+      ...gate,
+      allowOverrides: gate.allowOverrides as GateForMerge['allowOverrides'],
+      responseFormatSchema: gate.responseFormatSchema as Record<string, unknown> | null,
+    },
+    request,
+  );
+  const nothing = { content: null, toolCalls: [], finishReason: 'stop' as const, usage: null };
+  const usage = await estimateUsage(params, { ...nothing, providerRequest: null, providerResponse: null });
+  return usage.promptTokens;
+}
+
+export function anthropicRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: number }) {
+  const app = new Hono<ActorEnv>();
+  app.onError((error, c) => {
+    const { status, body } = anthropicError(error);
+    return c.json(body, status as 400);
+  });
+
+  app.post('/messages', requireActor, async (c) => {
+    const signal = clientSignal(c);
+    const body = await readJson(c, limits.maxBodyBytes);
+    const gate = await loadGate(c.var.actor.user.id, gateIdOf(c, body));
+    const caller = { userId: c.var.actor.user.id, endpoint: '/v1/messages' };
+    const b = (body ?? {}) as { model?: unknown; stream?: unknown };
+    const betas = betasOf(c.req.header('anthropic-beta'));
+    const parse = () =>
+      fromAnthropic(parseWith(messagesSchema, body), { modelIsGate: b.model === gate.id, betas });
+    if (b.stream !== true) {
+      const outcome = await dataPlane.chat(caller, gate, parse, { signal });
+      return c.json(messageBody(outcome), 200, outcomeHeaders(outcome));
+    }
+    return streamChat((hooks) => dataPlane.chat(caller, gate, parse, hooks), messageStream(), signal);
+  });
+
+  app.post('/messages/count_tokens', requireActor, async (c) => {
+    const body = await readJson(c, limits.maxBodyBytes);
+    const gate = await loadGate(c.var.actor.user.id, gateIdOf(c, body));
+    const inputTokens = await countInputTokens(gate, body, betasOf(c.req.header('anthropic-beta')));
+    return c.json({ input_tokens: inputTokens }, 200, { 'x-gatehouse-tokens-estimated': 'true' });
+  });
+  return app;
+}
