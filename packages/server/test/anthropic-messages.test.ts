@@ -397,6 +397,19 @@ describe('POST /v1/messages/count_tokens', () => {
     const plain = await count(bare.id);
     expect(plain).toBeGreaterThan(20);
     expect(await count(prompted.id)).toBeGreaterThan(plain + 100);
+    // A conversation's tool calls are input too.
+    const call = {
+      type: 'tool_use',
+      id: 'toolu_1',
+      name: 'get_weather',
+      input: { city: 'Oslo '.repeat(50) },
+    };
+    body.messages = [
+      ...say('Weather?'),
+      { role: 'assistant', content: [call] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'cold' }] },
+    ] as never;
+    expect(await count(bare.id)).toBeGreaterThan(plain + 50);
 
     const bad = await app.request('/v1/messages/count_tokens', {
       method: 'POST',

@@ -33,8 +33,8 @@ export function costOf(modelId: string, usage: Usage): number {
   return dollars / 1_000_000;
 }
 
-/** Usage counted with gpt-tokenizer (o200k), for providers that report none: an estimate. */
-export async function estimateUsage(params: ChatParams, completion: ChatCompletion): Promise<Usage> {
+/** gpt-tokenizer's (o200k) count of a text, loaded on first use. */
+async function tokenCounter(): Promise<(text: string) => number> {
   tokenizer ??= import('gpt-tokenizer');
   // The answer is paid for whatever happens here: without the tokenizer, a byte count stands in.
   const countTokens = await tokenizer.then(
@@ -44,13 +44,32 @@ export async function estimateUsage(params: ChatParams, completion: ChatCompleti
       return (text: string) => Math.ceil(Buffer.byteLength(text) / 4);
     },
   );
-  const count = (text: string) => (text ? countTokens(text) : 0);
+  return (text: string) => (text ? countTokens(text) : 0);
+}
+
+/**
+ * The prompt tokens of a request, counted with gpt-tokenizer (o200k): exact only for OpenAI's
+ * o200k models, an estimate for every other tokenizer. Images are not counted.
+ */
+export async function estimatePromptTokens(params: ChatParams): Promise<number> {
+  const count = await tokenCounter();
   let prompt = 0;
-  for (const m of params.messages) prompt += count(textOf(m.content as string)) + MESSAGE_OVERHEAD_TOKENS;
+  for (const m of params.messages) {
+    prompt += count(textOf(m.content as string)) + MESSAGE_OVERHEAD_TOKENS;
+    if (m.role === 'assistant' && m.tool_calls) {
+      prompt += count(m.tool_calls.map((c) => c.function.name + c.function.arguments).join(''));
+    }
+  }
   if (params.tools) prompt += count(JSON.stringify(params.tools));
+  return prompt;
+}
+
+/** Usage counted with gpt-tokenizer (o200k), for providers that report none: an estimate. */
+export async function estimateUsage(params: ChatParams, completion: ChatCompletion): Promise<Usage> {
+  const count = await tokenCounter();
   const output =
     count(completion.content ?? '') + count(completion.toolCalls.map((c) => c.function.arguments).join(''));
-  return { promptTokens: prompt, completionTokens: output };
+  return { promptTokens: await estimatePromptTokens(params), completionTokens: output };
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { Hono } from 'hono';
 import type { DataPlane } from '../../dataplane/chat.ts';
-import { estimateUsage } from '../../dataplane/cost.ts';
+import { estimatePromptTokens } from '../../dataplane/cost.ts';
 import { type GateForMerge, mergeRequest } from '../../dataplane/merge.ts';
 import { parseWith } from '../../domain/errors.ts';
 import { loadGate } from '../../domain/gateCache.ts';
@@ -19,10 +19,7 @@ import { gateIdOf } from '../openai.ts';
 import { betasOf, countTokensSchema, fromAnthropic, messagesSchema } from './request.ts';
 import { anthropicError, messageBody, messageStream } from './response.ts';
 
-/**
- * What the gate would send for this request, counted with gpt-tokenizer (o200k): exact for
- * OpenAI's current models, an estimate for every other provider's tokenizer.
- */
+/** The input tokens of what the gate would send for this request (an estimate; see cost.ts). */
 async function countInputTokens(gate: Gate, body: unknown, betas: string[]): Promise<number> {
   const parsed = parseWith(countTokensSchema, body);
   const request = fromAnthropic(parsed, { modelIsGate: parsed.model === gate.id, betas });
@@ -34,9 +31,7 @@ async function countInputTokens(gate: Gate, body: unknown, betas: string[]): Pro
     },
     request,
   );
-  const nothing = { content: null, toolCalls: [], finishReason: 'stop' as const, usage: null };
-  const usage = await estimateUsage(params, { ...nothing, providerRequest: null, providerResponse: null });
-  return usage.promptTokens;
+  return estimatePromptTokens(params);
 }
 
 export function anthropicRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: number }) {
