@@ -24,6 +24,7 @@ import {
   startAnthropicEmulator,
   streamFrames,
 } from './support/emulators/anthropic.ts';
+import { streamFrames as geminiFrames, startGeminiEmulator } from './support/emulators/gemini.ts';
 import {
   completion as openAICompletion,
   startOpenAIEmulator,
@@ -33,7 +34,13 @@ import { createGate, signUpUser } from './support/factories.ts';
 
 const anthropic = await startAnthropicEmulator('sk-ant-upstream');
 const openai = await startOpenAIEmulator('openai', 'sk-openai-upstream');
+const mistral = await startOpenAIEmulator('mistral', 'sk-mistral-upstream');
+const gemini = await startGeminiEmulator('gemini-upstream-key');
 const app = useTestApp({
+  MISTRAL_API_KEY: mistral.apiKey,
+  MISTRAL_BASE_URL: mistral.baseUrl,
+  GEMINI_API_KEY: gemini.apiKey,
+  GEMINI_BASE_URL: gemini.baseUrl,
   ANTHROPIC_API_KEY: anthropic.apiKey,
   ANTHROPIC_BASE_URL: anthropic.baseUrl,
   OPENAI_API_KEY: openai.apiKey,
@@ -42,10 +49,11 @@ const app = useTestApp({
 afterAll(async () => {
   await anthropic.upstream.close();
   await openai.upstream.close();
+  await mistral.upstream.close();
+  await gemini.upstream.close();
 });
 beforeEach(() => {
-  anthropic.upstream.reset();
-  openai.upstream.reset();
+  for (const emulator of [anthropic, openai, mistral, gemini]) emulator.upstream.reset();
 });
 
 // Claude Code asks for its own model; the gate decides (a model override is not allowed here).
@@ -193,6 +201,22 @@ describe('a Claude Code session through a gate to Anthropic', () => {
       },
     ]);
     expect(entries[1]?.promptTokens).toBe(12 + 14_000 + 1_200);
+  });
+
+  it('fits the thinking budget under the gate’s own output cap, which wins over the client’s', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, { model: 'anthropic/claude-sonnet-4-5', maxTokens: 2000 });
+    anthropic.upstream.reply({
+      type: 'sse',
+      frames: streamFrames({ blocks: [{ type: 'text', parts: ['ok'] }] }),
+    });
+    const res = await messages(app, user, gate.id, CLAUDE_CODE_SESSION[1] as Record<string, unknown>);
+    await namedEvents(res);
+    expect(anthropic.upstream.last().body).toMatchObject({
+      max_tokens: 2000,
+      thinking: { type: 'enabled', budget_tokens: 1999 },
+    });
+    expect(res.headers.get('x-gatehouse-ignored-overrides')).toBe('model,temperature,maxTokens');
   });
 
   it('ends a stream that fails after it began with an error event, not message_stop', async () => {
@@ -353,5 +377,62 @@ describe('a Claude Code session through a gate to OpenAI', () => {
     expect(entries).toHaveLength(4);
     for (const entry of entries) expect(entry).toMatchObject({ endpoint: '/v1/messages', success: true });
     expect(Number(entries[1]?.costUsd)).toBeGreaterThan(0);
+  });
+});
+
+describe('a Claude Code turn with tool results through gates to Mistral and Gemini', () => {
+  const turn = CLAUDE_CODE_SESSION[2] as Record<string, unknown>;
+  const TOOL_ENDING = [
+    'content_block_start:tool_use',
+    'content_block_delta:input_json_delta',
+    'content_block_stop',
+    'message_delta',
+    'message_stop',
+  ];
+
+  it('reaches Mistral once, tool call ids in its alphabet, without what only Anthropic reads', async () => {
+    const { send } = await session('mistral/mistral-small-latest');
+    mistral.upstream.reply(
+      streamReply('mistral', {
+        toolCalls: [{ id: 'a1B2c3D4e', name: 'Edit', argumentParts: [JSON.stringify(EDIT_CALL.input)] }],
+        finishReason: 'tool_calls',
+      }),
+    );
+    const events = await namedEvents(await send(turn));
+    expect(mistral.upstream.requests).toHaveLength(1);
+    expect(shapeOf(events).slice(-5)).toEqual(TOOL_ENDING);
+    expect(assemble(events).content).toEqual([
+      { type: 'tool_use', id: 'a1B2c3D4e', name: 'Edit', input: EDIT_CALL.input },
+    ]);
+    const text = JSON.stringify(mistral.upstream.last().body);
+    for (const word of ['cache_control', 'thinking', 'signature', 'is_error'])
+      expect(text).not.toContain(word);
+  });
+
+  it('reaches Gemini once, tool results as function responses', async () => {
+    const { send } = await session('gemini/gemini-2.5-flash');
+    gemini.upstream.reply({
+      type: 'sse',
+      frames: geminiFrames({ chunks: [[{ functionCall: { name: 'Edit', args: EDIT_CALL.input } }]] }),
+    });
+    const events = await namedEvents(await send(turn));
+    expect(gemini.upstream.requests).toHaveLength(1);
+    expect(shapeOf(events).slice(-5)).toEqual(TOOL_ENDING);
+    expect(assemble(events).content).toMatchObject([
+      { type: 'tool_use', name: 'Edit', input: EDIT_CALL.input },
+    ]);
+    const sent = gemini.upstream.last().body;
+    expect(sent.contents.at(-1)).toEqual({
+      role: 'user',
+      parts: [
+        {
+          functionResponse: {
+            name: 'Read',
+            response: { content: expect.stringContaining('import { sum }') },
+          },
+        },
+      ],
+    });
+    expect(JSON.stringify(sent)).not.toContain('cache_control');
   });
 });
