@@ -362,6 +362,14 @@ describe('errors in Anthropic’s shape', () => {
     }
   });
 
+  it('answers a body over the chat limit with 413 request_too_large', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user);
+    const huge = 'x'.repeat(app.config.maxChatBodyBytes + 1);
+    const error = await errorOf(await messages(app, user, gate.id, { messages: say(huge) }), 413);
+    expect(error.type).toBe('request_too_large');
+  });
+
   it('answers a block spending limit with 402 billing_error', async () => {
     const user = await signUpUser(app);
     const gate = await createGate(app, user, { spendingLimit: 0, spendingEnforcement: 'block' });
