@@ -80,6 +80,7 @@ describe('a Claude Code session through a gate to Anthropic', () => {
         frames: streamFrames({
           blocks: [
             { type: 'thinking', parts: REASONING.parts, signature: REASONING.signature },
+            { type: 'redacted_thinking', data: 'EmwKAhgBEgy3va3pzix/LafPsn4a' },
             { type: 'text', parts: ["I'll read ", 'the test first.'] },
             {
               type: 'tool_use',
@@ -149,6 +150,8 @@ describe('a Claude Code session through a gate to Anthropic', () => {
       'content_block_delta:thinking_delta',
       'content_block_delta:signature_delta',
       'content_block_stop',
+      'content_block_start:redacted_thinking',
+      'content_block_stop',
       'content_block_start:text',
       'content_block_delta:text_delta',
       'content_block_delta:text_delta',
@@ -163,6 +166,7 @@ describe('a Claude Code session through a gate to Anthropic', () => {
     const answer = assemble(events);
     expect(answer.content).toEqual([
       { type: 'thinking', thinking: REASONING.parts.join(''), signature: REASONING.signature },
+      { type: 'redacted_thinking', data: 'EmwKAhgBEgy3va3pzix/LafPsn4a' },
       { type: 'text', text: "I'll read the test first." },
       { type: 'tool_use', ...READ_CALL },
     ]);

@@ -319,6 +319,7 @@ export function createAnthropicAdapter(opts: {
               : block.type === 'thinking'
                 ? { type: 'thinking', thinking: block.thinking ?? '', signature: block.signature ?? '' }
                 : block;
+          if (block.type === 'redacted_thinking') options.onDelta?.({ redactedThinking: block.data });
           if (block.type === 'tool_use') {
             const index = toolIndex.size;
             toolIndex.set(data.index ?? 0, index);

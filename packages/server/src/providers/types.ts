@@ -127,6 +127,8 @@ export type StreamDelta = {
   /** Reasoning text, and the signature that closes a thinking block (Anthropic). */
   thinking?: string;
   thinkingSignature?: string;
+  /** Reasoning Anthropic encrypted, whole: a block of its own, sent back as it came. */
+  redactedThinking?: string;
   toolCalls?: { index: number; id?: string; name?: string; arguments?: string }[];
 };
 

@@ -106,7 +106,7 @@ export function messageBody(o: ChatOutcome) {
 }
 
 type Event = { type: string } & Record<string, unknown>;
-type BlockKind = 'text' | 'thinking' | 'tool_use';
+type BlockKind = 'text' | 'thinking' | 'redacted_thinking' | 'tool_use';
 
 /**
  * The stream as Anthropic's events: message_start and a ping first, then one content block per
@@ -164,6 +164,9 @@ export function messageStream(): SseFormat {
       }
       if (d.thinkingSignature && open === 'thinking') {
         delta(out, blocks - 1, { type: 'signature_delta', signature: d.thinkingSignature });
+      }
+      if (d.redactedThinking !== undefined) {
+        openBlock(out, 'redacted_thinking', { type: 'redacted_thinking', data: d.redactedThinking });
       }
       if (d.content) {
         if (open !== 'text') openBlock(out, 'text', { type: 'text', text: '' });

@@ -46,7 +46,8 @@ export function message(a: {
 export type StreamBlock =
   | { type: 'text'; parts: string[] }
   | { type: 'tool_use'; id: string; name: string; jsonParts: string[] }
-  | { type: 'thinking'; parts: string[]; signature: string };
+  | { type: 'thinking'; parts: string[]; signature: string }
+  | { type: 'redacted_thinking'; data: string };
 
 /** The named events of a streamed answer, from message_start to message_stop. */
 export function streamFrames(a: {
@@ -73,7 +74,9 @@ export function streamFrames(a: {
     }),
   ];
   a.blocks.forEach((block, index) => {
-    if (block.type === 'thinking') {
+    if (block.type === 'redacted_thinking') {
+      frames.push(frame({ type: 'content_block_start', index, content_block: block }));
+    } else if (block.type === 'thinking') {
       frames.push(
         frame({
           type: 'content_block_start',
