@@ -247,3 +247,41 @@ describe('GraphQL arguments', () => {
     expect(next.data?.gates.edges.map((e) => e.node.id)).toEqual([mine[0]?.id]);
   });
 });
+
+describe('bodies and variables nested thousands deep', () => {
+  /** An array nested `levels` deep, as text (JSON.stringify itself overflows on such a value). */
+  const nestedArrayText = (levels: number) => `${'['.repeat(levels)}1${']'.repeat(levels)}`;
+
+  it.each(['/v3/chat', '/v1/chat/completions'])(
+    'are a 400 naming the tool parameters on %s, before anything copies them',
+    async (path) => {
+      const user = await signUpUser(app);
+      const gate = await createGate(app, user);
+      const tools = `[{"type":"function","function":{"name":"f","parameters":{"type":"object","x":${nestedArrayText(5000)}}}}]`;
+      const body =
+        path === '/v3/chat'
+          ? `{"gateId":"${gate.id}","data":{"messages":[{"role":"user","content":"hi"}],"tools":${tools}}}`
+          : `{"model":"${gate.id}","messages":[{"role":"user","content":"hi"}],"tools":${tools}}`;
+      const res = await app.request(path, {
+        method: 'POST',
+        headers: { ...user.auth, 'content-type': 'application/json' },
+        body,
+      });
+      const text = await res.text();
+      expect(res.status, text).toBe(400);
+      expect(text).toMatch(/tools\.0\.function\.parameters/);
+      expect(text).toMatch(/must not nest objects and arrays more than 64 deep/);
+    },
+  );
+
+  it('is BAD_USER_INPUT for a DateTime variable that is not a string', async () => {
+    const user = await signUpUser(app);
+    const res = await app.request('/graphql', {
+      method: 'POST',
+      headers: { ...user.auth, 'content-type': 'application/json' },
+      body: `{"query":"query($since: DateTime) { overview(since: $since) { totalRequests } }","variables":{"since":${nestedArrayText(5000)}}}`,
+    });
+    const body = (await res.json()) as { errors?: { message: string }[] };
+    expect(body.errors?.[0]?.message).toMatch(/DateTime must be an ISO-8601 string/);
+  });
+});

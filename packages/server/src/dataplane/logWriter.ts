@@ -137,9 +137,7 @@ const UNSTORABLE_ESCAPE =
 /** `json` with NUL and unpaired surrogates replaced by U+FFFD; the same string when it has none. */
 export function storableJson(json: string): string {
   if (!json.includes('\\u')) return json;
-  return json.replace(UNSTORABLE_ESCAPE, (escape) =>
-    escape === '\\\\' || escape.length === 12 ? escape : '\\ufffd',
-  );
+  return json.replace(UNSTORABLE_ESCAPE, (seq) => (seq === '\\\\' || seq.length === 12 ? seq : '\\ufffd'));
 }
 
 /** Each column's key as it opens its member of the row's JSON object. */
@@ -296,7 +294,15 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
     async add(entry: LogEntryData): Promise<void> {
       if (closed) throw new Error('log writer is closed');
       while (queue.length >= maxQueue) await flush();
-      const row = queued(entry);
+      let row: Queued;
+      try {
+        row = queued(entry);
+      } catch (error) {
+        // A value that cannot be written out as JSON: the answer stands, the entry is counted.
+        refused += 1;
+        console.error('log writer: entry could not be encoded', entry.id, error);
+        return;
+      }
       if (row.sanitized) sanitized += 1;
       queue.push(row);
       if (queue.length >= batchSize) void flush();

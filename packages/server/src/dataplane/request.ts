@@ -10,6 +10,7 @@ import type {
   ToolChoice,
   ToolDefinition,
 } from '../providers/types.ts';
+import { nestsDeeperThan, RESPONSE_SCHEMA_LIMITS } from '../rules/jsonLimits.ts';
 
 const text = z.string().max(5_000_000);
 const textPart = z.object({ type: z.literal('text'), text });
@@ -60,7 +61,15 @@ const toolDefinition = z.object({
   function: z.object({
     name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, _ or -'),
     description: z.string().optional(),
-    parameters: z.record(z.string(), z.unknown()).optional(),
+    // A JSON schema of the client's: bounded like a response schema, or the walks that copy it
+    // (the provider's request, the log row) overflow the stack on one nested thousands deep.
+    parameters: z
+      .record(z.string(), z.unknown())
+      .refine(
+        (v) => !nestsDeeperThan(v, RESPONSE_SCHEMA_LIMITS.maxDepth),
+        `must not nest objects and arrays more than ${RESPONSE_SCHEMA_LIMITS.maxDepth} deep`,
+      )
+      .optional(),
     strict: z.boolean().nullable().optional(),
   }),
 });

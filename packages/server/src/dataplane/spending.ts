@@ -213,4 +213,3 @@ export function createSpendingAccumulator(intervalMs = 250) {
     },
   };
 }
-

@@ -5,7 +5,8 @@ builder.scalarType('DateTime', {
   description: 'An ISO-8601 date and time in UTC',
   serialize: (value) => value.toISOString(),
   parseValue: (value) => {
-    const date = new Date(String(value));
+    if (typeof value !== 'string') throw new GraphQLError('DateTime must be an ISO-8601 string');
+    const date = new Date(value);
     if (Number.isNaN(date.getTime())) throw new GraphQLError('DateTime must be an ISO-8601 string');
     return date;
   },
