@@ -1,4 +1,5 @@
-// Builds the server for `pnpm start`: dist/main.mjs, with the packages left to node_modules.
+// Builds the server for `pnpm start`: dist/main.mjs, with the packages left to node_modules
+// (the workspace's @gatehouse/rules is bundled in).
 // What main.ts imports lazily (the dashboard's GraphQL schema) is split into chunks of its own,
 // so its packages load only when it is first used; every file sits in dist/ itself, where
 // new URL('./…', import.meta.url) finds its neighbours. Running it needs no TypeScript loader in the process (tsx cost ~35 MB of memory
@@ -21,7 +22,17 @@ const result = await build({
   chunkNames: '[name]-[hash]',
   bundle: true,
   splitting: true,
-  packages: 'external',
+  // Packages stay in node_modules, except the workspace's own, which ship as TypeScript source.
+  plugins: [
+    {
+      name: 'external-packages',
+      setup(b) {
+        b.onResolve({ filter: /^[^./]/ }, (args) =>
+          args.path.startsWith('@gatehouse/') ? undefined : { path: args.path, external: true },
+        );
+      },
+    },
+  ],
   platform: 'node',
   format: 'esm',
   target: 'node20',

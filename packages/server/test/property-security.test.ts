@@ -12,9 +12,9 @@
  * answers. Those are accepted, and counted.
  */
 import { randomUUID } from 'node:crypto';
+import { isStorableText } from '@gatehouse/rules/storable';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isStorableText } from '../src/rules/storable.ts';
 import { databaseKind, useTestApp } from './support/app.ts';
 import { say } from './support/chat.ts';
 import { createGate, gateInput, signUpUser, type TestUser } from './support/factories.ts';

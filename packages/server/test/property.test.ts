@@ -3,9 +3,10 @@
  * answer is a 2xx or a 4xx with a JSON error body (never a 500, never something that is not
  * JSON), and a gate changes only through an update that was accepted.
  */
+
+import { GATE_FIELDS, READ_ONLY_GATE_FIELDS } from '@gatehouse/rules/gate';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { GATE_FIELDS, READ_ONLY_GATE_FIELDS } from '../src/rules/gate.ts';
 import { useTestApp } from './support/app.ts';
 import { createGate, signUpUser, type TestUser } from './support/factories.ts';
 

@@ -5,8 +5,9 @@
  * bounded. A pattern that backtracks catastrophically would hang these tests past their
  * timeout, and the whole process with them.
  */
+
+import { RESPONSE_SCHEMA_LIMITS } from '@gatehouse/rules/jsonLimits';
 import { describe, expect, it } from 'vitest';
-import { RESPONSE_SCHEMA_LIMITS } from '../src/rules/jsonLimits.ts';
 import { useTestApp } from './support/app.ts';
 import { chat, completions, type NativeError, type OpenAIError, say } from './support/chat.ts';
 import { createGate, gateInput, graphql, signUpUser, type TestUser } from './support/factories.ts';

@@ -1,5 +1,5 @@
+import { GATE_FIELDS, READ_ONLY_GATE_FIELDS } from '@gatehouse/rules/gate';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { GATE_FIELDS, READ_ONLY_GATE_FIELDS } from '../src/rules/gate.ts';
 import { useTestApp } from './support/app.ts';
 import { createGate, gateInput, graphql, signUpUser, type TestUser } from './support/factories.ts';
 

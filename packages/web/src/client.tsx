@@ -1,9 +1,6 @@
+import { CSRF_COOKIE, CSRF_HEADER } from '@gatehouse/rules/csrf';
 import { createContext, type ReactNode, useCallback, useContext, useState } from 'react';
 import { Client, cacheExchange, fetchExchange, Provider } from 'urql';
-
-/** Readable cookie the server sets beside the httpOnly session cookie (double-submit CSRF). */
-const CSRF_COOKIE = 'gh_csrf';
-const CSRF_HEADER = 'x-csrf-token';
 
 function readCookie(name: string): string | undefined {
   for (const part of document.cookie.split(';')) {

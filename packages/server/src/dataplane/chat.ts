@@ -4,6 +4,7 @@
  * parse the wire format and write the answer.
  */
 import { randomUUID } from 'node:crypto';
+import type { AllowOverrides, TaskType } from '@gatehouse/rules/gate';
 import { findModel, modelProblem } from '../domain/catalog.ts';
 import { DomainError, HTTP_STATUS, ValidationError } from '../domain/errors.ts';
 import type { Gate } from '../generated/prisma/client.ts';
@@ -15,7 +16,6 @@ import {
   type StreamDelta,
   type Usage,
 } from '../providers/types.ts';
-import type { AllowOverrides, TaskType } from '../rules/gate.ts';
 import { costOf, estimateUsage, withOutputCap, worstCaseCost } from './cost.ts';
 import type { Reservation, SpendingLedger } from './ledger.ts';
 import type { LogEntryData, LogWriter } from './logWriter.ts';

@@ -1,7 +1,7 @@
 /** The gate merge: how a gate's settings and a client's request combine into what is sent. */
 
+import { type AllowOverrides, type OverridableField, overrideAllowed } from '@gatehouse/rules/gate';
 import type { ChatParams, ResponseFormat } from '../providers/types.ts';
-import { type AllowOverrides, type OverridableField, overrideAllowed } from '../rules/gate.ts';
 import type { ChatRequest } from './request.ts';
 
 export type GateForMerge = {

@@ -2,6 +2,8 @@
  * The client's chat request, as both endpoints accept it: /v3/chat (native, camelCase) and
  * /v1/chat/completions (OpenAI's wire format). Both parse into one ChatRequest.
  */
+
+import { nestsDeeperThan, RESPONSE_SCHEMA_LIMITS } from '@gatehouse/rules/jsonLimits';
 import { z } from 'zod';
 import type {
   ChatMessage,
@@ -10,7 +12,6 @@ import type {
   ToolChoice,
   ToolDefinition,
 } from '../providers/types.ts';
-import { nestsDeeperThan, RESPONSE_SCHEMA_LIMITS } from '../rules/jsonLimits.ts';
 
 const text = z.string().max(5_000_000);
 const textPart = z.object({ type: z.literal('text'), text });

@@ -2,8 +2,9 @@
  * Structured output: the provider's own JSON mode where it has one, the schema in the system
  * prompt where it has not, and in every case the gateway checks the answer itself.
  */
+
+import { compileResponseSchema } from '../domain/responseSchema.ts';
 import type { ChatParams, ResponseFormat } from '../providers/types.ts';
-import { compileResponseSchema } from '../rules/responseSchema.ts';
 
 /** The params for a provider without native support: the contract moves into the prompt. */
 export function withInjectedFormat(params: ChatParams, native: boolean): ChatParams {

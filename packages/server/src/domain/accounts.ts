@@ -1,6 +1,6 @@
+import { credentialsSchema, signInSchema } from '@gatehouse/rules/account';
 import { prisma } from '../db/client.ts';
 import type { User } from '../generated/prisma/client.ts';
-import { credentialsSchema, signInSchema } from '../rules/account.ts';
 import { createApiKey, type IssuedApiKey } from './apiKeys.ts';
 import { ConflictError, ForbiddenError, parseWith, UnauthorizedError } from './errors.ts';
 import { hotCache } from './hotCache.ts';

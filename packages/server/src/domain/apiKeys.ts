@@ -1,7 +1,7 @@
+import { apiKeyCreateSchema } from '@gatehouse/rules/account';
+import { isUuid } from '@gatehouse/rules/ids';
 import { prisma } from '../db/client.ts';
 import type { ApiKey, User } from '../generated/prisma/client.ts';
-import { apiKeyCreateSchema } from '../rules/account.ts';
-import { isUuid } from '../rules/ids.ts';
 import { NotFoundError, parseWith } from './errors.ts';
 import { hotCache } from './hotCache.ts';
 import { randomToken, sha256 } from './secrets.ts';

@@ -4,9 +4,10 @@
  * a small local table adds what that data lacks: task types it cannot tell, and the built-in
  * mock provider's models.
  */
+
+import type { TaskType } from '@gatehouse/rules/gate';
 import { findProvider, type ModelInfo, type ModelPrice } from '@pydantic/genai-prices';
 import { PROVIDERS } from '../providers/descriptors.ts';
-import type { TaskType } from '../rules/gate.ts';
 
 export type CatalogModel = {
   /** "provider/model", the identifier gates use. */

@@ -1,8 +1,5 @@
+import { type FieldIssue, issuesFromZod } from '@gatehouse/rules/issues';
 import type { z } from 'zod';
-import { issuesFromZod } from '../rules/issues.ts';
-
-/** A problem with one input field; `path` is dotted ("fallbackModels.1"), empty for the whole body. */
-export type FieldIssue = { path: string; message: string };
 
 export type ErrorCode =
   | 'invalid_request'

@@ -1,6 +1,3 @@
-import { z } from 'zod';
-import { prisma } from '../db/client.ts';
-import { type Gate, Prisma } from '../generated/prisma/client.ts';
 import {
   crossFieldIssues,
   GATE_DEFAULTS,
@@ -8,19 +5,16 @@ import {
   type GateSettings,
   parseGateInput,
   TASK_TYPES,
-} from '../rules/gate.ts';
-import { isUuid } from '../rules/ids.ts';
-import { responseSchemaProblem } from '../rules/responseSchema.ts';
-import { isStorableText, STORABLE_TEXT_MESSAGE } from '../rules/storable.ts';
+} from '@gatehouse/rules/gate';
+import { isUuid } from '@gatehouse/rules/ids';
+import type { FieldIssue } from '@gatehouse/rules/issues';
+import { isStorableText, STORABLE_TEXT_MESSAGE } from '@gatehouse/rules/storable';
+import { z } from 'zod';
+import { prisma } from '../db/client.ts';
+import { responseSchemaProblem } from '../domain/responseSchema.ts';
+import { type Gate, Prisma } from '../generated/prisma/client.ts';
 import { modelProblem } from './catalog.ts';
-import {
-  ConflictError,
-  type FieldIssue,
-  NotFoundError,
-  PlanLimitError,
-  parseWith,
-  ValidationError,
-} from './errors.ts';
+import { ConflictError, NotFoundError, PlanLimitError, parseWith, ValidationError } from './errors.ts';
 import { forgetGate } from './gateCache.ts';
 import { planOf } from './plans.ts';
 import {

@@ -2,10 +2,11 @@
  * Reading the request log: pages of entries (keyset-paginated, newest first), one entry with its
  * payloads, the overview and the time series. Every query is scoped to its owner.
  */
+
+import { dateTimeSchema, EARLIEST_DATE, isAcceptedDate } from '@gatehouse/rules/dates';
+import { isUuid } from '@gatehouse/rules/ids';
 import { z } from 'zod';
 import { prisma, sql } from '../db/client.ts';
-import { dateTimeSchema, EARLIEST_DATE, isAcceptedDate } from '../rules/dates.ts';
-import { isUuid } from '../rules/ids.ts';
 import { NotFoundError, parseWith } from './errors.ts';
 
 const DAY_MS = 86_400_000;

@@ -1,8 +1,9 @@
+import { CSRF_HEADER } from '@gatehouse/rules/csrf';
 import { createYoga } from 'graphql-yoga';
 import type { Context } from 'hono';
 import type { Config } from '../config.ts';
 import { DomainError } from '../domain/errors.ts';
-import { CSRF_HEADER, clientAddress, resolveActor } from '../http/auth.ts';
+import { clientAddress, resolveActor } from '../http/auth.ts';
 import type { GraphQLContext } from './context.ts';
 import { protectionPlugins } from './protection.ts';
 import { schema } from './schema/index.ts';

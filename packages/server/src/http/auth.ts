@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { CSRF_HEADER } from '@gatehouse/rules/csrf';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context } from 'hono';
 import { getCookie } from 'hono/cookie';
@@ -8,9 +9,6 @@ import { ForbiddenError, UnauthorizedError } from '../domain/errors.ts';
 import type { User } from '../generated/prisma/client.ts';
 
 export const SESSION_COOKIE = 'gh_session';
-/** Readable by the SPA, which echoes it in CSRF_HEADER (double submit, checked against the session). */
-export const CSRF_COOKIE = 'gh_csrf';
-export const CSRF_HEADER = 'x-csrf-token';
 
 export type Actor = {
   user: User;

@@ -1,7 +1,8 @@
+import { CSRF_COOKIE } from '@gatehouse/rules/csrf';
 import { serialize } from 'hono/utils/cookie';
 import type { Config } from '../config.ts';
 import type { SessionGrant } from '../domain/accounts.ts';
-import { CSRF_COOKIE, SESSION_COOKIE } from './auth.ts';
+import { SESSION_COOKIE } from './auth.ts';
 
 /** Set-Cookie values that start a dashboard session (REST sign-in and GraphQL signIn alike). */
 export function sessionCookies(grant: SessionGrant, config: Config): string[] {

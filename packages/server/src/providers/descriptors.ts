@@ -4,7 +4,7 @@
  * which differences, what it serves natively, and where its prices come from. Config, the
  * adapter registry and the catalog all read this table.
  */
-import type { TaskType } from '../rules/gate.ts';
+import type { TaskType } from '@gatehouse/rules/gate';
 import type { OpenAIDialect } from './openai.ts';
 
 /** How a provider of OpenAI's chat-completions format differs from OpenAI (see OpenAIDialect). */

@@ -1,4 +1,6 @@
 /** POST /v3/chat: the native chat endpoint, JSON or Server-Sent Events. */
+
+import { isUuid } from '@gatehouse/rules/ids';
 import { Hono } from 'hono';
 import type { ChatOutcome, DataPlane, StreamStart } from '../dataplane/chat.ts';
 import { fromNative, nativeChatSchema } from '../dataplane/request.ts';
@@ -7,7 +9,6 @@ import { loadGate } from '../domain/gateCache.ts';
 import { clientSignal, errorBody, readJson } from '../http/errors.ts';
 import type { ActorEnv } from '../http/middleware.ts';
 import { outcomeHeaders, streamChat } from '../http/sse.ts';
-import { isUuid } from '../rules/ids.ts';
 
 function nativeAnswer(o: ChatOutcome) {
   return {

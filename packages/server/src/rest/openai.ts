@@ -4,6 +4,7 @@
  * the x-gatehouse-gate-id header, a gateId in the body, or a gate UUID as the model.
  */
 
+import { isUuid } from '@gatehouse/rules/ids';
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import type { ChatOutcome, DataPlane, StreamStart } from '../dataplane/chat.ts';
@@ -17,7 +18,6 @@ import type { ActorEnv } from '../http/middleware.ts';
 import { requireActor } from '../http/middleware.ts';
 import { outcomeHeaders, streamChat } from '../http/sse.ts';
 import type { StreamDelta } from '../providers/types.ts';
-import { isUuid } from '../rules/ids.ts';
 
 export const GATE_HEADER = 'x-gatehouse-gate-id';
 

@@ -1,4 +1,4 @@
-import { apiKeyCreateSchema } from '@gatehouse/server/rules/account';
+import { apiKeyCreateSchema } from '@gatehouse/rules/account';
 import { zodResolver } from '@hookform/resolvers/zod';
 import { useMemo, useState } from 'react';
 import { useForm } from 'react-hook-form';

@@ -1,4 +1,4 @@
-import type { GateCreate } from '@gatehouse/server/rules/gate';
+import type { GateCreate } from '@gatehouse/rules/gate';
 import { useForm } from 'react-hook-form';
 import { useMutation } from 'urql';
 import { Link, useLocation } from 'wouter';

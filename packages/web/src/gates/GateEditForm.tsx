@@ -1,4 +1,4 @@
-import type { GatePatch } from '@gatehouse/server/rules/gate';
+import type { GatePatch } from '@gatehouse/rules/gate';
 import type { ReactNode } from 'react';
 import type { FieldErrors, UseFormReturn } from 'react-hook-form';
 import { BasicInfoTab } from './fields/BasicInfoFields.tsx';

@@ -1,4 +1,4 @@
-import type { GatePatch } from '@gatehouse/server/rules/gate';
+import type { GatePatch } from '@gatehouse/rules/gate';
 import { readFragment } from 'gql.tada';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { type FieldErrors, type UseFormReturn, useForm } from 'react-hook-form';

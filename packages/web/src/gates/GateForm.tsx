@@ -1,4 +1,4 @@
-import type { GateCreate } from '@gatehouse/server/rules/gate';
+import type { GateCreate } from '@gatehouse/rules/gate';
 import type { UseFormReturn } from 'react-hook-form';
 import { IdentityFields, TaskTypeField } from './fields/BasicInfoFields.tsx';
 import type { ModelOption, ModelsState } from './fields/ModelSelect.tsx';

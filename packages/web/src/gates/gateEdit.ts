@@ -11,8 +11,8 @@ import {
   type GateSettings,
   gatePatchSchema,
   OVERRIDABLE_FIELDS,
-} from '@gatehouse/server/rules/gate';
-import { issuesFromZod } from '@gatehouse/server/rules/issues';
+} from '@gatehouse/rules/gate';
+import { issuesFromZod } from '@gatehouse/rules/issues';
 import {
   emptyGateForm,
   type GateFormCheck,

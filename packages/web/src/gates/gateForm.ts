@@ -21,8 +21,8 @@ import {
   type SPENDING_PERIODS,
   type TASK_SUBTYPES,
   type TaskType,
-} from '@gatehouse/server/rules/gate';
-import { issuesFromZod } from '@gatehouse/server/rules/issues';
+} from '@gatehouse/rules/gate';
+import { issuesFromZod } from '@gatehouse/rules/issues';
 import { toNestErrors } from '@hookform/resolvers';
 import type { FieldError, FieldPath, Resolver } from 'react-hook-form';
 import { sentence } from '../forms/formErrors.ts';

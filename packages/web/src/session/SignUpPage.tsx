@@ -1,4 +1,4 @@
-import { credentialsSchema } from '@gatehouse/server/rules/account';
+import { credentialsSchema } from '@gatehouse/rules/account';
 import { zodResolver } from '@hookform/resolvers/zod';
 import { useState } from 'react';
 import { useForm } from 'react-hook-form';

@@ -1,7 +1,7 @@
+import type { FieldIssue } from '@gatehouse/rules/issues';
 import {
   ConflictError,
   type DomainError,
-  type FieldIssue,
   ForbiddenError,
   NotFoundError,
   PlanLimitError,

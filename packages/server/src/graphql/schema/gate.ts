@@ -1,3 +1,13 @@
+import {
+  ANALYSIS_METHODS,
+  REANALYSIS_PERIODS,
+  RESPONSE_FORMAT_TYPES,
+  ROUTING_STRATEGIES,
+  SPENDING_ENFORCEMENTS,
+  SPENDING_PERIODS,
+  TASK_SUBTYPES,
+  TASK_TYPES,
+} from '@gatehouse/rules/gate';
 import { z } from 'zod';
 import {
   ConflictError,
@@ -17,16 +27,6 @@ import {
   updateGate,
 } from '../../domain/gates.ts';
 import type { Gate } from '../../generated/prisma/client.ts';
-import {
-  ANALYSIS_METHODS,
-  REANALYSIS_PERIODS,
-  RESPONSE_FORMAT_TYPES,
-  ROUTING_STRATEGIES,
-  SPENDING_ENFORCEMENTS,
-  SPENDING_PERIODS,
-  TASK_SUBTYPES,
-  TASK_TYPES,
-} from '../../rules/gate.ts';
 import { builder } from '../builder.ts';
 import { requireActor } from '../context.ts';
 import { userInput } from './log.ts';

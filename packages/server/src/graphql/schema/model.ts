@@ -1,6 +1,6 @@
+import { TASK_TYPES, type TaskType } from '@gatehouse/rules/gate';
 import { GraphQLError } from 'graphql';
 import { type CatalogModel, listModels } from '../../domain/catalog.ts';
-import { TASK_TYPES, type TaskType } from '../../rules/gate.ts';
 import { builder } from '../builder.ts';
 import { requireActor } from '../context.ts';
 

@@ -1,5 +1,5 @@
 /** The Basic Info tab: what the gate is called and says about itself, and its task type. */
-import { LIMITS, TASK_SUBTYPES, TASK_TYPES } from '@gatehouse/server/rules/gate';
+import { LIMITS, TASK_SUBTYPES, TASK_TYPES } from '@gatehouse/rules/gate';
 import { useWatch } from 'react-hook-form';
 import { formatCount } from '../../logs/format.ts';
 import { Field } from '../../ui/Field.tsx';

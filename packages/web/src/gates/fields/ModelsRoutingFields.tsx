@@ -1,10 +1,5 @@
 /** The Models & Routing tab: the primary model, how requests are routed, and how the Architect weighs models. */
-import {
-  ANALYSIS_METHODS,
-  LIMITS,
-  REANALYSIS_PERIODS,
-  ROUTING_STRATEGIES,
-} from '@gatehouse/server/rules/gate';
+import { ANALYSIS_METHODS, LIMITS, REANALYSIS_PERIODS, ROUTING_STRATEGIES } from '@gatehouse/rules/gate';
 import { useFieldArray, useWatch } from 'react-hook-form';
 import { formatCount } from '../../logs/format.ts';
 import { Field } from '../../ui/Field.tsx';

@@ -1,5 +1,5 @@
 /** The Request Config tab: what every request through the gate gets, what it may override, and structured output. */
-import { LIMITS, OVERRIDABLE_FIELDS, RESPONSE_FORMAT_TYPES } from '@gatehouse/server/rules/gate';
+import { LIMITS, OVERRIDABLE_FIELDS, RESPONSE_FORMAT_TYPES } from '@gatehouse/rules/gate';
 import { useWatch } from 'react-hook-form';
 import { sentence } from '../../forms/formErrors.ts';
 import { formatCount } from '../../logs/format.ts';

@@ -1,5 +1,5 @@
 /** The Spending Limits tab: how much the gate may spend per period, and what happens at the limit. */
-import { LIMITS, SPENDING_ENFORCEMENTS, SPENDING_PERIODS } from '@gatehouse/server/rules/gate';
+import { LIMITS, SPENDING_ENFORCEMENTS, SPENDING_PERIODS } from '@gatehouse/rules/gate';
 import type { ReactNode } from 'react';
 import { formatCount } from '../../logs/format.ts';
 import { Field } from '../../ui/Field.tsx';

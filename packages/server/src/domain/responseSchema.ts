@@ -11,9 +11,10 @@
  *
  * Not imported by the dashboard (through rules/gate.ts): Ajv and RE2 stay on the server.
  */
+
+import { responseSchemaSizeProblem } from '@gatehouse/rules/jsonLimits';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { RE2JS } from 're2js';
-import { responseSchemaSizeProblem } from './jsonLimits.ts';
 
 /** `\k<name>`, which RE2JS's translation would otherwise turn into the literal text "k<name>". */
 function hasNamedBackreference(pattern: string): boolean {

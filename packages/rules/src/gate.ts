@@ -4,7 +4,7 @@
  * the rules that need the model catalog or the owner's other gates live in domain/gates.ts.
  */
 import { z } from 'zod';
-import type { FieldIssue } from '../domain/errors.ts';
+import type { FieldIssue } from './issues.ts';
 import { issuesFromZod } from './issues.ts';
 import { responseSchemaSizeProblem } from './jsonLimits.ts';
 import {
