@@ -108,6 +108,21 @@ export function messageBody(o: ChatOutcome) {
 type Event = { type: string } & Record<string, unknown>;
 type BlockKind = 'text' | 'thinking' | 'redacted_thinking' | 'tool_use';
 
+/** The stream's first events: the message, empty, and a ping. */
+function messageStart(s: StreamStart): Event[] {
+  const message = {
+    id: messageId(s.id),
+    type: 'message',
+    role: 'assistant',
+    model: s.model,
+    content: [],
+    stop_reason: null,
+    stop_sequence: null,
+    usage: usageBody({ promptTokens: 0, completionTokens: 0 }),
+  };
+  return [{ type: 'message_start', message }, { type: 'ping' }];
+}
+
 /**
  * The stream as Anthropic's events: message_start and a ping first, then one content block per
  * run of text, thinking or tool call (start, deltas, stop), then message_delta with the stop
@@ -123,22 +138,7 @@ export function messageStream(): SseFormat {
   const begin = (s: StreamStart, out: Event[]) => {
     if (started) return;
     started = true;
-    out.push(
-      {
-        type: 'message_start',
-        message: {
-          id: messageId(s.id),
-          type: 'message',
-          role: 'assistant',
-          model: s.model,
-          content: [],
-          stop_reason: null,
-          stop_sequence: null,
-          usage: usageBody({ promptTokens: 0, completionTokens: 0 }),
-        },
-      },
-      { type: 'ping' },
-    );
+    out.push(...messageStart(s));
   };
   const close = (out: Event[]) => {
     if (open) out.push({ type: 'content_block_stop', index: blocks - 1 });
