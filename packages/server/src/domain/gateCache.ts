@@ -1,11 +1,21 @@
 /**
- * Gates read on the hot path, kept for a short time (hotCache.ts). Changes made through this
- * process drop the entry at once; another process's changes are seen within TTL_MS. Spending is
- * never read from here: the spending statements read and write the row itself.
+ * Reading one gate: straight from the database (getGate), or on the hot path from a short-lived
+ * cache (loadGate, hotCache.ts). Changes made through this process drop the entry at once;
+ * another process's changes are seen within TTL_MS. Spending is never read from here: the
+ * spending statements read and write the row itself.
  */
+import { isUuid } from '@gatehouse/rules/ids';
+import { prisma } from '../db/client.ts';
 import type { Gate } from '../generated/prisma/client.ts';
-import { getGate } from './gates.ts';
+import { NotFoundError } from './errors.ts';
 import { hotCache } from './hotCache.ts';
+
+/** The owner's gate, read from the database; anyone else's (or no) gate is a 404. */
+export async function getGate(userId: string, id: string): Promise<Gate> {
+  const gate = isUuid(id) ? await prisma.gate.findFirst({ where: { id, userId } }) : null;
+  if (!gate) throw new NotFoundError('Gate');
+  return gate;
+}
 
 const TTL_MS = 2000;
 // By owner and gate: a read for someone else's gate id (a 404) is never shared with the owner's.

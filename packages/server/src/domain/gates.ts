@@ -14,8 +14,8 @@ import { prisma } from '../db/client.ts';
 import { responseSchemaProblem } from '../domain/responseSchema.ts';
 import { type Gate, Prisma } from '../generated/prisma/client.ts';
 import { modelProblem } from './catalog.ts';
-import { ConflictError, NotFoundError, PlanLimitError, parseWith, ValidationError } from './errors.ts';
-import { forgetGate } from './gateCache.ts';
+import { ConflictError, PlanLimitError, parseWith, ValidationError } from './errors.ts';
+import { forgetGate, getGate } from './gateCache.ts';
 import { planOf } from './plans.ts';
 import {
   currentSpendingOf,
@@ -136,12 +136,6 @@ export async function createGate(userId: string, raw: unknown): Promise<Gate> {
 }
 
 /** The caller's gate; another user's gate is indistinguishable from a missing one. */
-export async function getGate(userId: string, id: string): Promise<Gate> {
-  const gate = isUuid(id) ? await prisma.gate.findFirst({ where: { id, userId } }) : null;
-  if (!gate) throw new NotFoundError('Gate');
-  return gate;
-}
-
 /** Where a page of gates starts and which way it runs; `cursor` is a gate id from a previous page. */
 export type GateWindow = {
   size: number;

@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
-import { createGate, deleteGate, gateView, getGate, listGates, updateGate } from '../domain/gates.ts';
+import { getGate } from '../domain/gateCache.ts';
+import { createGate, deleteGate, gateView, listGates, updateGate } from '../domain/gates.ts';
 import { readJson } from '../http/errors.ts';
 import type { ActorEnv } from '../http/middleware.ts';
 

@@ -16,6 +16,7 @@ import {
   parseWith,
   ValidationError,
 } from '../../domain/errors.ts';
+import { getGate } from '../../domain/gateCache.ts';
 import {
   createGate,
   deleteGate,
@@ -23,7 +24,6 @@ import {
   gateListQuerySchema,
   gatesPage,
   gateView,
-  getGate,
   updateGate,
 } from '../../domain/gates.ts';
 import type { Gate } from '../../generated/prisma/client.ts';
