@@ -62,7 +62,7 @@ export function createApp(config: Config, runtime: Runtime) {
   app.use('/v3/*', requireActor);
   app.route('/v3', nativeChatRoutes(runtime.dataPlane, chatLimits));
   app.route('/v1/api-keys', apiKeyRoutes);
-  app.route('/v1/gates', gateRoutes);
+  app.route('/v1/gates', gateRoutes(runtime.spending));
   app.route('/v1/logs', logRoutes);
   app.all('/v1/*', () => {
     throw new NotFoundError('Route');
@@ -76,7 +76,7 @@ export function createApp(config: Config, runtime: Runtime) {
   let graphql: Promise<(c: Context) => Promise<Response>> | undefined;
   app.on(['GET', 'POST', 'OPTIONS'], '/graphql', async (c) => {
     graphql ??= import('./graphql/yoga.ts').then(
-      (m) => m.createGraphQLHandler(config),
+      (m) => m.createGraphQLHandler(config, runtime.spending),
       (error) => {
         graphql = undefined; // the next request tries again
         throw error;

@@ -4,19 +4,22 @@ import { createSqlLedger } from './dataplane/ledger.ts';
 import { LocalLedger } from './dataplane/localLedger.ts';
 import { createLogWriter, type LogWriter } from './dataplane/logWriter.ts';
 import { sql } from './db/client.ts';
-import { onSpendingHeld, onSpendingSettingsChanged, reevaluateSpendingStatus } from './domain/spending.ts';
+import type { SpendingCounters } from './domain/spending.ts';
 import { createProviderRegistry } from './providers/registry.ts';
 
 /** The long-lived parts of the data plane; close() flushes what they still hold. */
-export type Runtime = { dataPlane: DataPlane; logs: LogWriter; close(): Promise<void> };
+export type Runtime = {
+  dataPlane: DataPlane;
+  logs: LogWriter;
+  /** The ledger's counters, for the control plane's reads and limit changes. */
+  spending: SpendingCounters;
+  close(): Promise<void>;
+};
 
 export function createRuntime(config: Config, opts: { random?: () => number } = {}): Runtime {
   const logs = createLogWriter();
   // The embedded database belongs to this process alone, so spending can be decided in memory.
   const ledger = sql().kind === 'pglite' ? new LocalLedger() : createSqlLedger();
-  // The control plane's reads and limit changes go to this ledger.
-  onSpendingHeld((gateId) => ledger.held(gateId));
-  onSpendingSettingsChanged((gateId) => ledger.settingsChanged(gateId));
   const dataPlane = createDataPlane({
     providers: createProviderRegistry(config.providers),
     logs,
@@ -27,10 +30,9 @@ export function createRuntime(config: Config, opts: { random?: () => number } = 
   return {
     dataPlane,
     logs,
+    spending: ledger,
     close: async () => {
       await ledger.close();
-      onSpendingHeld(() => undefined);
-      onSpendingSettingsChanged(reevaluateSpendingStatus);
       await logs.close();
     },
   };

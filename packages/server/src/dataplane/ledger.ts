@@ -6,7 +6,7 @@
  * - Local (the embedded PGlite, which one process owns): decisions are made in memory
  *   (localLedger.ts).
  */
-import { type HeldSpending, reevaluateSpendingStatus } from '../domain/spending.ts';
+import { reevaluateSpendingStatus, type SpendingCounters } from '../domain/spending.ts';
 import {
   addSpending,
   createSpendingAccumulator,
@@ -18,17 +18,13 @@ import {
 
 export type { Reservation, Settlement };
 
-export interface SpendingLedger {
+export interface SpendingLedger extends SpendingCounters {
   /** Reserves a block gate's worst case; null (and the gate suspended) when over the limit. */
   reserve(gateId: string, amount: number): Promise<Reservation | null>;
   /** Replaces a reservation with what the request actually cost (0 if it failed). */
   settle(reservation: Reservation, actual: number): Promise<void>;
   /** Adds the cost of a request on a gate without a block limit. */
   add(gateId: string, amount: number, hasLimit: boolean): Promise<Settlement>;
-  /** Counters this ledger holds that the gate's row may not show yet. */
-  held(gateId: string): HeldSpending | undefined;
-  /** A gate's limit, enforcement or period changed: its status is decided again, at once. */
-  settingsChanged(gateId: string): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -18,12 +18,12 @@ import { ConflictError, PlanLimitError, parseWith, ValidationError } from './err
 import { forgetGate, getGate } from './gateCache.ts';
 import { planOf } from './plans.ts';
 import {
-  currentSpendingOf,
   effectiveSpending,
+  type SpendingCounters,
   type SpendingEnforcement,
   type SpendingPeriod,
-  spendingSettingsChanged,
   spendingStatusFor,
+  storedSpendingOf,
 } from './spending.ts';
 
 export const gateListQuerySchema = z.strictObject({
@@ -187,7 +187,12 @@ export async function listGates(userId: string, rawQuery: unknown): Promise<Page
   return { items, hasMore: more, limit, nextCursor: more ? (items.at(-1)?.id ?? null) : null };
 }
 
-export async function updateGate(userId: string, id: string, raw: unknown): Promise<Gate> {
+export async function updateGate(
+  userId: string,
+  id: string,
+  raw: unknown,
+  spending: SpendingCounters,
+): Promise<Gate> {
   const parsed = parseGateInput(raw, 'update');
   const existing = await getGate(userId, id);
   if (!parsed.ok) throw new ValidationError(parsed.issues);
@@ -202,7 +207,7 @@ export async function updateGate(userId: string, id: string, raw: unknown): Prom
     const updated = await prisma.gate.update({ where: { id: existing.id }, data: toData(parsed.value) });
     if (spendingTouched) {
       // A changed limit, enforcement or period takes effect at once.
-      await spendingSettingsChanged(existing.id);
+      await spending.settingsChanged(existing.id);
     }
     // Forgotten after the write, so a request reading meanwhile cannot cache the old gate.
     forgetGate(existing);
@@ -219,11 +224,11 @@ export async function deleteGate(userId: string, id: string): Promise<void> {
   forgetGate(gate);
 }
 
-/** The gate as clients see it: money as numbers, spending as of now. */
-export function gateView(gate: Gate, now = new Date()) {
+/** A gate as the domain knows it: settings typed, money as numbers, spending as of `now`. */
+export function gateState(gate: Gate, spending: SpendingCounters, now = new Date()) {
   const settings = settingsOf(gate);
-  const held = currentSpendingOf(gate);
-  const spending = effectiveSpending(
+  const held = spending.held(gate.id) ?? storedSpendingOf(gate);
+  const current = effectiveSpending(
     {
       spendingLimitPeriod: settings.spendingLimitPeriod,
       spendingPeriodStart: held.periodStart,
@@ -236,17 +241,17 @@ export function gateView(gate: Gate, now = new Date()) {
     userId: gate.userId,
     ...settings,
     taskAnalysis: gate.taskAnalysis,
-    spendingCurrent: spending.current,
-    spendingPeriodStart: spending.periodStart.toISOString(),
-    spendingResetsAt: spending.resetsAt.toISOString(),
+    spendingCurrent: current.current,
+    spendingPeriodStart: current.periodStart,
+    spendingResetsAt: current.resetsAt,
     spendingStatus: spendingStatusFor({
       ...settings,
-      spendingCurrent: spending.current,
-      suspendedThisPeriod: held.status === 'suspended' && !spending.rolledOver,
+      spendingCurrent: current.current,
+      suspendedThisPeriod: held.status === 'suspended' && !current.rolledOver,
     }),
-    createdAt: gate.createdAt.toISOString(),
-    updatedAt: gate.updatedAt.toISOString(),
+    createdAt: gate.createdAt,
+    updatedAt: gate.updatedAt,
   };
 }
 
-export type GateView = ReturnType<typeof gateView>;
+export type GateState = ReturnType<typeof gateState>;

@@ -58,8 +58,7 @@ export function nextPeriodStart(period: SpendingPeriod, start: Date): Date {
 /**
  * Re-evaluates a gate's spendingStatus after its limit, enforcement or period changed: raising
  * or lifting a limit resumes a suspended gate, lowering it to this period's spending suspends a
- * blocking one. The data plane may replace this (see onSpendingSettingsChanged) when it keeps
- * the counters itself.
+ * blocking one. What a ledger does on settingsChanged when the row holds all it knows.
  */
 export async function reevaluateSpendingStatus(gateId: string): Promise<void> {
   await sql().query(
@@ -72,40 +71,30 @@ export async function reevaluateSpendingStatus(gateId: string): Promise<void> {
   );
 }
 
-let settingsChanged: (gateId: string) => Promise<void> = reevaluateSpendingStatus;
-
-export function onSpendingSettingsChanged(handler: (gateId: string) => Promise<void>): void {
-  settingsChanged = handler;
-}
-
-export function spendingSettingsChanged(gateId: string): Promise<void> {
-  return settingsChanged(gateId);
-}
-
 /** The start of the gate's current period (UTC day or month), computed by the database. */
 export const SQL_PERIOD_START = `(date_trunc(CASE WHEN spending_limit_period = 'daily' THEN 'day' ELSE 'month' END, now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')`;
 
 export type HeldSpending = { current: number; periodStart: Date; status: 'active' | 'suspended' };
 
-let held: (gateId: string) => HeldSpending | undefined = () => undefined;
+/**
+ * What the control plane asks of the data plane's spending ledger (runtime.ts hands it over):
+ * the counters it holds that the gate's row may not show yet, and that a gate's limit, period
+ * or enforcement changed, to be decided again at once.
+ */
+export type SpendingCounters = {
+  held(gateId: string): HeldSpending | undefined;
+  settingsChanged(gateId: string): Promise<void>;
+};
 
-/** A data plane that keeps counters in memory shows them here before it has written them. */
-export function onSpendingHeld(lookup: (gateId: string) => HeldSpending | undefined): void {
-  held = lookup;
-}
-
-/** The gate's spending as it stands: what the data plane holds, else the stored row. */
-export function currentSpendingOf(gate: {
-  id: string;
+/** The gate's spending as its row stores it. */
+export function storedSpendingOf(gate: {
   spendingCurrent: { toString(): string } | number;
   spendingPeriodStart: Date;
   spendingStatus: string;
 }): HeldSpending {
-  return (
-    held(gate.id) ?? {
-      current: Number(gate.spendingCurrent),
-      periodStart: gate.spendingPeriodStart,
-      status: gate.spendingStatus === 'suspended' ? 'suspended' : 'active',
-    }
-  );
+  return {
+    current: Number(gate.spendingCurrent),
+    periodStart: gate.spendingPeriodStart,
+    status: gate.spendingStatus === 'suspended' ? 'suspended' : 'active',
+  };
 }

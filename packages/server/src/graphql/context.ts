@@ -1,6 +1,7 @@
 import { GraphQLError } from 'graphql';
 import type { Config } from '../config.ts';
 import type { DomainError } from '../domain/errors.ts';
+import type { SpendingCounters } from '../domain/spending.ts';
 import type { Actor } from '../http/auth.ts';
 
 export type GraphQLContext = {
@@ -12,6 +13,8 @@ export type GraphQLContext = {
   cookies: string[];
   /** The client's address, as the per-address limits count it (http/auth.ts clientAddress). */
   clientAddress: string;
+  /** The data plane's spending counters (runtime.ts): gates read and change through them. */
+  spending: SpendingCounters;
 };
 
 /** The signed-in caller, or an UNAUTHENTICATED error saying why there is none. */

@@ -3,12 +3,13 @@ import { createYoga } from 'graphql-yoga';
 import type { Context } from 'hono';
 import type { Config } from '../config.ts';
 import { DomainError } from '../domain/errors.ts';
+import type { SpendingCounters } from '../domain/spending.ts';
 import { clientAddress, resolveActor } from '../http/auth.ts';
 import type { GraphQLContext } from './context.ts';
 import { protectionPlugins } from './protection.ts';
 import { schema } from './schema/index.ts';
 
-export function createGraphQLHandler(config: Config) {
+export function createGraphQLHandler(config: Config, spending: SpendingCounters) {
   const yoga = createYoga<{ hono: Context }, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -38,6 +39,7 @@ export function createGraphQLHandler(config: Config) {
     if (c.req.method === 'POST' && !isJson(c.req.header('content-type'))) return unsupportedMediaType(c);
     const ctx: GraphQLContext = {
       config,
+      spending,
       actor: null,
       actorError: null,
       cookies: [],

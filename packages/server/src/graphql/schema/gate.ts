@@ -20,15 +20,15 @@ import { getGate } from '../../domain/gateCache.ts';
 import {
   createGate,
   deleteGate,
-  type GateView,
+  type GateState,
   gateListQuerySchema,
+  gateState,
   gatesPage,
-  gateView,
   updateGate,
 } from '../../domain/gates.ts';
 import type { Gate } from '../../generated/prisma/client.ts';
 import { builder } from '../builder.ts';
-import { requireActor } from '../context.ts';
+import { type GraphQLContext, requireActor } from '../context.ts';
 import { userInput } from './log.ts';
 
 const oneOf = (values: readonly string[]) => `One of: ${values.join(', ')}`;
@@ -60,13 +60,13 @@ const gateConnectionArgs = z
     }
   });
 
-// The client-facing view (money as numbers, spending as of now), computed once per gate object.
-const views = new WeakMap<Gate, GateView>();
-const view = (gate: Gate) => {
-  const cached = views.get(gate);
+// The gate's state (settings typed, money as numbers, spending as of now), once per gate object.
+const states = new WeakMap<Gate, GateState>();
+const state = (gate: Gate, ctx: GraphQLContext) => {
+  const cached = states.get(gate);
   if (cached) return cached;
-  const fresh = gateView(gate);
-  views.set(gate, fresh);
+  const fresh = gateState(gate, ctx.spending);
+  states.set(gate, fresh);
   return fresh;
 };
 
@@ -90,7 +90,7 @@ export const GateRef = builder.prismaObject('Gate', {
     allowOverrides: t.field({
       type: 'JSON',
       description: 'true, false, or {model, temperature, maxTokens, topP} booleans',
-      resolve: (g) => view(g).allowOverrides,
+      resolve: (g, _args, ctx) => state(g, ctx).allowOverrides,
     }),
     costWeight: t.exposeFloat('costWeight', { nullable: true }),
     latencyWeight: t.exposeFloat('latencyWeight', { nullable: true }),
@@ -103,25 +103,35 @@ export const GateRef = builder.prismaObject('Gate', {
     maxLatencyMs: t.exposeInt('maxLatencyMs', { nullable: true }),
     reanalysisPeriod: t.exposeString('reanalysisPeriod', { description: oneOf(REANALYSIS_PERIODS) }),
     autoApplyRecommendations: t.exposeBoolean('autoApplyRecommendations'),
-    taskAnalysis: t.field({ type: 'JSON', nullable: true, resolve: (g) => view(g).taskAnalysis }),
+    taskAnalysis: t.field({
+      type: 'JSON',
+      nullable: true,
+      resolve: (g, _args, ctx) => state(g, ctx).taskAnalysis,
+    }),
     responseFormatEnabled: t.exposeBoolean('responseFormatEnabled'),
     responseFormatType: t.exposeString('responseFormatType', { description: oneOf(RESPONSE_FORMAT_TYPES) }),
     responseFormatSchema: t.field({
       type: 'JSON',
       nullable: true,
-      resolve: (g) => view(g).responseFormatSchema,
+      resolve: (g, _args, ctx) => state(g, ctx).responseFormatSchema,
     }),
-    spendingLimit: t.float({ nullable: true, resolve: (g) => view(g).spendingLimit }),
+    spendingLimit: t.float({ nullable: true, resolve: (g, _args, ctx) => state(g, ctx).spendingLimit }),
     spendingLimitPeriod: t.exposeString('spendingLimitPeriod', { description: oneOf(SPENDING_PERIODS) }),
     spendingEnforcement: t.exposeString('spendingEnforcement', { description: oneOf(SPENDING_ENFORCEMENTS) }),
-    spendingCurrent: t.float({ resolve: (g) => view(g).spendingCurrent }),
-    spendingPeriodStart: t.field({ type: 'DateTime', resolve: (g) => new Date(view(g).spendingPeriodStart) }),
+    spendingCurrent: t.float({ resolve: (g, _args, ctx) => state(g, ctx).spendingCurrent }),
+    spendingPeriodStart: t.field({
+      type: 'DateTime',
+      resolve: (g, _args, ctx) => state(g, ctx).spendingPeriodStart,
+    }),
     spendingResetsAt: t.field({
       type: 'DateTime',
       description: 'When the current period ends and spendingCurrent starts again at zero',
-      resolve: (g) => new Date(view(g).spendingResetsAt),
+      resolve: (g, _args, ctx) => state(g, ctx).spendingResetsAt,
     }),
-    spendingStatus: t.string({ description: 'active or suspended', resolve: (g) => view(g).spendingStatus }),
+    spendingStatus: t.string({
+      description: 'active or suspended',
+      resolve: (g, _args, ctx) => state(g, ctx).spendingStatus,
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
   }),
@@ -219,7 +229,8 @@ builder.mutationFields((t) => ({
     type: GateRef,
     errors: { types: [ValidationError, ConflictError, NotFoundError] },
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: GateInput, required: true }) },
-    resolve: (_root, { id, input }, ctx) => updateGate(requireActor(ctx).user.id, String(id), input),
+    resolve: (_root, { id, input }, ctx) =>
+      updateGate(requireActor(ctx).user.id, String(id), input, ctx.spending),
   }),
   deleteGate: t.field({
     type: 'ID',
