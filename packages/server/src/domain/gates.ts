@@ -33,7 +33,6 @@ export const gateListQuerySchema = z.strictObject({
   taskType: z.enum(TASK_TYPES).optional(),
 });
 
-export type GateListQuery = z.input<typeof gateListQuerySchema>;
 export type Page<T> = { items: T[]; nextCursor: string | null; hasMore: boolean; limit: number };
 
 function settingsOf(gate: Gate): GateSettings {

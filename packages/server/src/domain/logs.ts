@@ -50,7 +50,6 @@ export const logQuerySchema = z
     message: 'must be after since',
   });
 
-export type LogQuery = z.input<typeof logQuerySchema>;
 
 type SummaryRow = {
   id: string;
