@@ -308,7 +308,17 @@ describe('errors in Anthropic’s shape', () => {
       [{ max_tokens: undefined, messages: say('hi') }, 'max_tokens'],
       [{ messages: [] }, 'messages'],
       [{ messages: [{ role: 'system', content: 'x' }] }, 'messages.0.role'],
-      [{ messages: [{ role: 'user', content: [{ type: 'video', url: 'x' }] }] }, 'messages.0.content'],
+      [{ messages: [{ role: 'user', content: [{ type: 'video', url: 'x' }] }] }, 'messages.0.content.0.type'],
+      [
+        {
+          messages: [
+            { role: 'user', content: 'hi' },
+            { role: 'user', content: '' },
+          ],
+        },
+        'messages.1.content',
+      ],
+      [{ messages: say('hi'), system: [{ type: 'text' }] }, 'system.0.text'],
       [{ messages: say('hi'), temperature: 1.5 }, 'temperature'],
       [{ messages: say('hi'), tools: [{ name: 'web_search', type: 'web_search_20250305' }] }, 'tools.0'],
       [{ messages: say('hi'), tool_choice: { type: 'sometimes' } }, 'tool_choice.type'],

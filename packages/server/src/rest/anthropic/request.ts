@@ -51,6 +51,14 @@ const toolResultBlock = z.object({
 const thinkingBlock = z.object({ type: z.literal('thinking'), thinking: text, signature: z.string() });
 const redactedThinkingBlock = z.object({ type: z.literal('redacted_thinking'), data: z.string() });
 
+/**
+ * Content given as a string is one text block: read as blocks, a bad block is named by its own
+ * path (messages.0.content.1.type) instead of the whole content's "invalid input". An empty
+ * string is no block.
+ */
+const blocks = <T extends z.ZodType>(list: z.ZodArray<T>) =>
+  z.preprocess((v) => (typeof v === 'string' ? (v ? [{ type: 'text', text: v }] : []) : v), list);
+
 const userBlock = z.discriminatedUnion('type', [textBlock, imageBlock, toolResultBlock]);
 const assistantBlock = z.discriminatedUnion('type', [
   textBlock,
@@ -60,8 +68,11 @@ const assistantBlock = z.discriminatedUnion('type', [
 ]);
 
 const message = z.discriminatedUnion('role', [
-  z.object({ role: z.literal('user'), content: z.union([text, z.array(userBlock).min(1)]) }),
-  z.object({ role: z.literal('assistant'), content: z.union([text, z.array(assistantBlock)]) }),
+  z.object({
+    role: z.literal('user'),
+    content: blocks(z.array(userBlock).min(1, 'must hold at least one block')),
+  }),
+  z.object({ role: z.literal('assistant'), content: blocks(z.array(assistantBlock)) }),
 ]);
 
 const tool = z.object({
@@ -93,7 +104,7 @@ const thinking = z.discriminatedUnion('type', [
 const countTokensFields = {
   model: z.string().min(1).max(200),
   messages: z.array(message).min(1, 'must hold at least one message'),
-  system: z.union([text, z.array(textBlock)]).optional(),
+  system: blocks(z.array(textBlock)).optional(),
   tools: z.array(tool).max(512).optional(),
   tool_choice: toolChoice.optional(),
   thinking: thinking.optional(),
@@ -133,8 +144,7 @@ function contentOf<P extends ContentPart>(parts: P[]): string | P[] {
 }
 
 /** Tool results first (OpenAI's shape wants them right after the calls), then what the user wrote. */
-function userMessages(content: string | UserBlock[]): ChatMessage[] {
-  if (typeof content === 'string') return [{ role: 'user', content }];
+function userMessages(content: UserBlock[]): ChatMessage[] {
   const out: ChatMessage[] = [];
   for (const block of content) {
     if (block.type !== 'tool_result') continue;
@@ -152,8 +162,7 @@ function userMessages(content: string | UserBlock[]): ChatMessage[] {
   return out;
 }
 
-function assistantMessage(content: string | AssistantBlock[]): ChatMessage {
-  if (typeof content === 'string') return { role: 'assistant', content };
+function assistantMessage(content: AssistantBlock[]): ChatMessage {
   const said: TextPart[] = [];
   const calls: ToolCall[] = [];
   const thought: ThinkingBlock[] = [];
@@ -201,15 +210,9 @@ type Counted = z.infer<typeof countTokensSchema> & Partial<MessagesBody>;
 
 /** `modelIsGate`: `model` is the gate's UUID, not a model the client asks for. */
 export function fromAnthropic(body: Counted, opts: { modelIsGate: boolean; betas: string[] }): ChatRequest {
-  const system: ChatMessage[] =
-    body.system === undefined || body.system.length === 0
-      ? []
-      : [
-          {
-            role: 'system',
-            content: typeof body.system === 'string' ? body.system : contentOf(body.system.map(partOf)),
-          } as ChatMessage,
-        ];
+  const system: ChatMessage[] = body.system?.length
+    ? [{ role: 'system', content: contentOf(body.system.map(partOf)) as string | TextPart[] }]
+    : [];
   const messages = body.messages.flatMap((m) =>
     m.role === 'user' ? userMessages(m.content) : [assistantMessage(m.content)],
   );
