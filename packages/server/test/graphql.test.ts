@@ -33,6 +33,10 @@ type Result = {
   limit?: number;
 };
 
+// GraphQL spells choices as enum values (CHAT), REST as the wire values (chat) that gateInput holds.
+const graphqlGateInput = (overrides: Record<string, unknown> = {}) =>
+  gateInput({ taskType: 'CHAT', ...overrides });
+
 async function create(user: Awaited<ReturnType<typeof signUpUser>>, input: Record<string, unknown>) {
   const res = await graphql<{ createGate: Result & { data?: Record<string, unknown> } }>(app, user, CREATE, {
     input,
@@ -44,16 +48,16 @@ async function create(user: Awaited<ReturnType<typeof signUpUser>>, input: Recor
 describe('createGate', () => {
   it('creates a gate that REST then reads the same', async () => {
     const user = await signUpUser(app);
-    const input = gateInput({ temperature: 0.4 });
+    const input = graphqlGateInput({ temperature: 0.4 });
     const result = await create(user, input);
     expect(result).toMatchObject({
       __typename: 'MutationCreateGateSuccess',
       data: {
         name: input.name,
         model: 'mock/echo',
-        taskType: 'chat',
+        taskType: 'CHAT',
         temperature: 0.4,
-        spendingStatus: 'active',
+        spendingStatus: 'ACTIVE',
       },
     });
     const id = String(result?.data?.id);
@@ -64,18 +68,17 @@ describe('createGate', () => {
   it.each([
     ['temperature above 2', { temperature: 2.1 }, 'temperature'],
     ['topP above 1', { topP: 1.5 }, 'topP'],
-    ['an unknown task type', { taskType: 'text' }, 'taskType'],
     ['an unknown model', { model: 'nope/nope' }, 'model'],
     ['a fallback of another task type', { fallbackModels: ['mock/embed'] }, 'fallbackModels.0'],
     ['a duplicate fallback', { fallbackModels: ['mock/fast', 'mock/fast'] }, 'fallbackModels.1'],
     [
       'a subtype on an embeddings gate',
-      { taskType: 'embeddings', model: 'mock/embed', taskSubtype: 'code' },
+      { taskType: 'EMBEDDINGS', model: 'mock/embed', taskSubtype: 'CODE' },
       'taskSubtype',
     ],
     [
       'json_schema output without a schema',
-      { responseFormatEnabled: true, responseFormatType: 'json_schema' },
+      { responseFormatEnabled: true, responseFormatType: 'JSON_SCHEMA' },
       'responseFormatSchema',
     ],
     ['allowOverrides of the wrong shape', { allowOverrides: { model: 'yes' } }, 'allowOverrides'],
@@ -88,10 +91,19 @@ describe('createGate', () => {
     ],
   ])('answers %s with a ValidationError naming the field', async (_label, overrides, path) => {
     const user = await signUpUser(app);
-    const result = await create(user, gateInput(overrides));
+    const result = await create(user, graphqlGateInput(overrides));
     expect(result?.__typename).toBe('ValidationError');
     expect(result?.code).toBe('invalid_request');
     expect(result?.issues?.map((i) => i.path)).toContain(path);
+    const rest = await app.request('/v1/gates', { headers: user.auth });
+    expect(((await rest.json()) as { gates: unknown[] }).gates).toEqual([]);
+  });
+
+  it('refuses an unknown task type as BAD_USER_INPUT naming it, and stores nothing', async () => {
+    const user = await signUpUser(app);
+    const res = await graphql(app, user, CREATE, { input: graphqlGateInput({ taskType: 'text' }) });
+    expect(res.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(res.errors?.[0]?.message).toContain('taskType');
     const rest = await app.request('/v1/gates', { headers: user.auth });
     expect(((await rest.json()) as { gates: unknown[] }).gates).toEqual([]);
   });
@@ -106,14 +118,14 @@ describe('createGate', () => {
   it('answers a duplicate name with a ConflictError on name', async () => {
     const user = await signUpUser(app);
     const gate = await createGate(app, user);
-    const result = await create(user, gateInput({ name: gate.name }));
+    const result = await create(user, graphqlGateInput({ name: gate.name }));
     expect(result).toMatchObject({ __typename: 'ConflictError', code: 'conflict', field: 'name' });
   });
 
   it('answers the 11th gate of a free account with a PlanLimitError', async () => {
     const user = await signUpUser(app);
     for (let i = 0; i < 10; i++) await createGate(app, user);
-    const result = await create(user, gateInput());
+    const result = await create(user, graphqlGateInput());
     expect(result).toMatchObject({ __typename: 'PlanLimitError', code: 'plan_limit_reached', limit: 10 });
     const me = await graphql(app, user, 'query { me { gateCount plan { id maxGates } } }');
     expect(me.data).toEqual({ me: { gateCount: 10, plan: { id: 'free', maxGates: 10 } } });
@@ -138,7 +150,7 @@ describe('updateGate', () => {
       data: {
         id: gate.id,
         name: gate.name,
-        taskType: 'chat',
+        taskType: 'CHAT',
         model: 'mock/echo',
         description: null,
         temperature: 1.5,
@@ -151,7 +163,7 @@ describe('updateGate', () => {
     const gate = await createGate(app, user);
     const res = await graphql<{ updateGate: Result }>(app, user, UPDATE, {
       id: gate.id,
-      input: { taskType: 'embeddings' },
+      input: { taskType: 'EMBEDDINGS' },
     });
     expect(res.data?.updateGate.__typename).toBe('ValidationError');
     expect(res.data?.updateGate.issues?.map((i) => i.path)).toContain('model');
@@ -198,7 +210,7 @@ describe('the gates connection', () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await createGate(app, user, { tags: i % 2 ? ['odd'] : [] })).id);
     const embeddings = await createGate(app, user, { taskType: 'embeddings', model: 'mock/embed' });
-    const PAGE = `query($after: String, $tag: String, $taskType: String) {
+    const PAGE = `query($after: String, $tag: String, $taskType: TaskType) {
       gates(first: 2, after: $after, tag: $tag, taskType: $taskType) {
         edges { node { id } } pageInfo { hasNextPage endCursor } } }`;
     type Page = {
@@ -210,7 +222,7 @@ describe('the gates connection', () => {
     const seen: string[] = [];
     let after: string | null = null;
     for (let n = 0; n < 10; n++) {
-      const res: { data?: Page } = await graphql<Page>(app, user, PAGE, { after, taskType: 'chat' });
+      const res: { data?: Page } = await graphql<Page>(app, user, PAGE, { after, taskType: 'CHAT' });
       const page = res.data?.gates;
       seen.push(...(page?.edges.map((e) => e.node.id) ?? []));
       if (!page?.pageInfo.hasNextPage) break;
@@ -222,13 +234,14 @@ describe('the gates connection', () => {
     expect(seen).toEqual(((await rest.json()) as { gates: { id: string }[] }).gates.map((g) => g.id));
     const odd = await graphql<Page>(app, user, PAGE, { tag: 'odd' });
     expect(odd.data?.gates.edges.map((e) => e.node.id).sort()).toEqual([ids[1], ids[3]].sort());
-    const emb = await graphql<Page>(app, user, PAGE, { taskType: 'embeddings' });
+    const emb = await graphql<Page>(app, user, PAGE, { taskType: 'EMBEDDINGS' });
     expect(emb.data?.gates.edges.map((e) => e.node.id)).toEqual([embeddings.id]);
   });
 
   it('refuses an unknown task type filter', async () => {
     const user = await signUpUser(app);
-    const res = await graphql(app, user, 'query { gates(taskType: "text") { edges { cursor } } }');
+    const query = 'query($taskType: TaskType) { gates(taskType: $taskType) { edges { cursor } } }';
+    const res = await graphql(app, user, query, { taskType: 'text' });
     expect(res.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
   });
 });
@@ -241,7 +254,7 @@ describe('unauthenticated calls', () => {
     ['models', 'query { models { id } }'],
     [
       'createGate',
-      `mutation { createGate(input: { name: "x", model: "mock/echo", taskType: "chat" }) { __typename } }`,
+      `mutation { createGate(input: { name: "x", model: "mock/echo", taskType: CHAT }) { __typename } }`,
     ],
   ])('%s answers an error with extensions.code UNAUTHENTICATED', async (_name, query) => {
     const res = await graphql(app, null, query);
@@ -271,12 +284,12 @@ describe('models', () => {
     const res = await graphql<{ models: { id: string; taskTypes: string[] }[] }>(
       app,
       user,
-      'query { models(taskType: "embeddings") { id taskTypes } }',
+      'query { models(taskType: EMBEDDINGS) { id taskTypes } }',
     );
     const models = res.data?.models ?? [];
     expect(models.map((m) => m.id)).toContain('mock/embed');
     expect(models.map((m) => m.id)).not.toContain('mock/echo');
-    for (const model of models) expect(model.taskTypes, model.id).toContain('embeddings');
+    for (const model of models) expect(model.taskTypes, model.id).toContain('EMBEDDINGS');
     const all = await graphql<{ models: { id: string }[] }>(app, user, 'query { models { id } }');
     expect(all.data?.models.length).toBeGreaterThan(models.length);
   });
@@ -286,7 +299,7 @@ describe('models', () => {
     const res = await graphql<{ models: { id: string }[] }>(
       app,
       user,
-      'query { models(taskType: "embeddings") { id } }',
+      'query { models(taskType: EMBEDDINGS) { id } }',
     );
     const model = res.data?.models.find((m) => m.id !== 'mock/embed')?.id;
     expect(model).toBeDefined();
@@ -295,7 +308,14 @@ describe('models', () => {
 
   it('refuses an unknown task type', async () => {
     const user = await signUpUser(app);
-    const res = await graphql(app, user, 'query { models(taskType: "text") { id } }');
+    const res = await graphql(
+      app,
+      user,
+      'query($taskType: TaskType) { models(taskType: $taskType) { id } }',
+      {
+        taskType: 'text',
+      },
+    );
     expect(res.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
   });
 });

@@ -7,7 +7,7 @@ import { allPages, at, DAY_MS, HOUR_MS, insertEntries, writeEntries } from './su
 
 const app = useTestApp();
 
-const LOGS = `query($first: Int, $after: String, $last: Int, $before: String, $gateId: ID, $status: String,
+const LOGS = `query($first: Int, $after: String, $last: Int, $before: String, $gateId: ID, $status: LogStatus,
                     $since: DateTime, $until: DateTime) {
   logs(first: $first, after: $after, last: $last, before: $before, gateId: $gateId, status: $status,
        since: $since, until: $until) {
@@ -123,7 +123,7 @@ describe('logs connection', () => {
     const onlyA = await allNodes(user, { first: 5, gateId: a.id });
     expect(onlyA.nodes).toHaveLength(12);
     expect(onlyA.nodes.every((n) => n.gateId === a.id)).toBe(true);
-    const failed = await allNodes(user, { first: 2, status: 'failed' });
+    const failed = await allNodes(user, { first: 2, status: 'FAILED' });
     expect(failed.nodes).toHaveLength(4);
     expect(failed.nodes.every((n) => !n.success)).toBe(true);
     // a: 10…120 minutes before 02:00; b: 10…50. The hour before 01:00 holds a's 70…120 minutes.
@@ -136,7 +136,7 @@ describe('logs connection', () => {
     expect(window.nodes.every((n) => n.gateId === a.id && n.createdAt < at(HOUR_MS).toISOString())).toBe(
       true,
     );
-    const combined = await logs(user, { gateId: a.id, status: 'success', until: at(HOUR_MS).toISOString() });
+    const combined = await logs(user, { gateId: a.id, status: 'SUCCESS', until: at(HOUR_MS).toISOString() });
     expect(combined.edges.map((e) => e.node.success)).toEqual([true, true, true, true]);
   });
 
@@ -248,7 +248,7 @@ const OVERVIEW = `query($gateId: ID, $since: DateTime, $until: DateTime) {
   }
 }`;
 
-const SERIES = `query($gateId: ID, $since: DateTime, $until: DateTime, $bucket: String) {
+const SERIES = `query($gateId: ID, $since: DateTime, $until: DateTime, $bucket: LogSeriesBucket) {
   logSeries(gateId: $gateId, since: $since, until: $until, bucket: $bucket) {
     bucket since until points { start requests errors costUsd p50LatencyMs p95LatencyMs }
   }
@@ -301,10 +301,10 @@ describe('overview and logSeries', () => {
     const window = { since: at(0).toISOString(), until: at(2 * DAY_MS).toISOString() };
     const hourly = await graphql<{ logSeries: { bucket: string; points: unknown[] } }>(app, alice, SERIES, {
       ...window,
-      bucket: 'hour',
+      bucket: 'HOUR',
     });
     expect(hourly.errors).toBeUndefined();
-    expect(hourly.data?.logSeries.bucket).toBe('hour');
+    expect(hourly.data?.logSeries.bucket).toBe('HOUR');
     expect(hourly.data?.logSeries.points).toEqual([
       {
         start: at(0).toISOString(),
@@ -335,7 +335,7 @@ describe('overview and logSeries', () => {
       app,
       alice,
       SERIES,
-      { ...window, bucket: 'day' },
+      { ...window, bucket: 'DAY' },
     );
     expect(daily.data?.logSeries.points.map((p) => [p.requests, p.p50LatencyMs])).toEqual([
       [2, 200],

@@ -120,7 +120,7 @@ describe('a response schema nested 10,000 deep', () => {
     const res = await app.request('/graphql', {
       method: 'POST',
       headers: { ...user.auth, 'content-type': 'application/json' },
-      body: `{"query":${JSON.stringify(query)},"variables":{"input":${withSchema(gateInput(), nestedSchemaText(10_000))}}}`,
+      body: `{"query":${JSON.stringify(query)},"variables":{"input":${withSchema(gateInput({ taskType: 'CHAT' }), nestedSchemaText(10_000))}}}`,
     });
     const body = (await res.json()) as {
       data?: { createGate: { __typename: string; issues?: { path: string }[] } };

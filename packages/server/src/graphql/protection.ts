@@ -1,6 +1,7 @@
 /**
  * What /graphql refuses before running anything: documents too large or too costly to answer,
- * and, in production, the schema's own description (introspection, field suggestions).
+ * variables of the wrong type, and, in production, the schema's own description (introspection,
+ * field suggestions).
  */
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
@@ -57,6 +58,20 @@ const noIntrospection: Plugin = {
   onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule),
 };
 
+/**
+ * A variable that cannot be coerced (a choice outside its enum, a DateTime that is not a string)
+ * is the caller's mistake, as a bad argument is: BAD_USER_INPUT. Execution answers it with errors
+ * and no data, before any resolver runs.
+ */
+const badVariables: Plugin = {
+  onExecute: () => ({
+    onExecuteDone: ({ result }) => {
+      if (isAsyncIterable(result) || 'data' in result || !result.errors) return;
+      for (const error of result.errors) error.extensions.code ??= 'BAD_USER_INPUT';
+    },
+  }),
+};
+
 export function protectionPlugins(opts: { introspection: boolean }): Plugin[] {
   const armor = EnvelopArmorPlugin({
     maxTokens: { n: DOCUMENT_LIMITS.tokens },
@@ -66,5 +81,10 @@ export function protectionPlugins(opts: { introspection: boolean }): Plugin[] {
     costLimit: { maxCost: DOCUMENT_LIMITS.cost },
     blockFieldSuggestion: { enabled: false }, // hideSuggestions covers execution's messages too
   }) as Plugin;
-  return [refuseLargeDocuments, armor, ...(opts.introspection ? [] : [noIntrospection, hideSuggestions])];
+  return [
+    refuseLargeDocuments,
+    armor,
+    badVariables,
+    ...(opts.introspection ? [] : [noIntrospection, hideSuggestions]),
+  ];
 }

@@ -1,13 +1,3 @@
-import {
-  ANALYSIS_METHODS,
-  REANALYSIS_PERIODS,
-  RESPONSE_FORMAT_TYPES,
-  ROUTING_STRATEGIES,
-  SPENDING_ENFORCEMENTS,
-  SPENDING_PERIODS,
-  TASK_SUBTYPES,
-  TASK_TYPES,
-} from '@gatehouse/rules/gate';
 import { z } from 'zod';
 import {
   ConflictError,
@@ -29,9 +19,18 @@ import {
 import type { Gate } from '../../generated/prisma/client.ts';
 import { builder } from '../builder.ts';
 import { type GraphQLContext, requireActor } from '../context.ts';
+import {
+  AnalysisMethod,
+  ReanalysisPeriod,
+  ResponseFormatType,
+  RoutingStrategy,
+  SpendingEnforcement,
+  SpendingPeriod,
+  SpendingStatus,
+  TaskSubtype,
+  TaskType,
+} from './enums.ts';
 import { userInput } from './log.ts';
-
-const oneOf = (values: readonly string[]) => `One of: ${values.join(', ')}`;
 
 const DEFAULT_PAGE_SIZE = 20;
 const pageSize = z.number().int().min(0).max(200).nullish();
@@ -77,11 +76,11 @@ export const GateRef = builder.prismaObject('Gate', {
     name: t.exposeString('name'),
     description: t.exposeString('description', { nullable: true }),
     autoEnhanceDescription: t.exposeBoolean('autoEnhanceDescription'),
-    taskType: t.exposeString('taskType', { description: oneOf(TASK_TYPES) }),
-    taskSubtype: t.exposeString('taskSubtype', { nullable: true, description: oneOf(TASK_SUBTYPES) }),
+    taskType: t.expose('taskType', { type: TaskType }),
+    taskSubtype: t.expose('taskSubtype', { type: TaskSubtype, nullable: true }),
     tags: t.exposeStringList('tags'),
     model: t.exposeString('model'),
-    routingStrategy: t.exposeString('routingStrategy', { description: oneOf(ROUTING_STRATEGIES) }),
+    routingStrategy: t.expose('routingStrategy', { type: RoutingStrategy }),
     fallbackModels: t.exposeStringList('fallbackModels'),
     systemPrompt: t.exposeString('systemPrompt', { nullable: true }),
     temperature: t.exposeFloat('temperature', { nullable: true }),
@@ -95,13 +94,10 @@ export const GateRef = builder.prismaObject('Gate', {
     costWeight: t.exposeFloat('costWeight', { nullable: true }),
     latencyWeight: t.exposeFloat('latencyWeight', { nullable: true }),
     qualityWeight: t.exposeFloat('qualityWeight', { nullable: true }),
-    analysisMethod: t.exposeString('analysisMethod', {
-      nullable: true,
-      description: oneOf(ANALYSIS_METHODS),
-    }),
+    analysisMethod: t.expose('analysisMethod', { type: AnalysisMethod, nullable: true }),
     maxCostPer1kTokens: t.exposeFloat('maxCostPer1kTokens', { nullable: true }),
     maxLatencyMs: t.exposeInt('maxLatencyMs', { nullable: true }),
-    reanalysisPeriod: t.exposeString('reanalysisPeriod', { description: oneOf(REANALYSIS_PERIODS) }),
+    reanalysisPeriod: t.expose('reanalysisPeriod', { type: ReanalysisPeriod }),
     autoApplyRecommendations: t.exposeBoolean('autoApplyRecommendations'),
     taskAnalysis: t.field({
       type: 'JSON',
@@ -109,15 +105,15 @@ export const GateRef = builder.prismaObject('Gate', {
       resolve: (g, _args, ctx) => state(g, ctx).taskAnalysis,
     }),
     responseFormatEnabled: t.exposeBoolean('responseFormatEnabled'),
-    responseFormatType: t.exposeString('responseFormatType', { description: oneOf(RESPONSE_FORMAT_TYPES) }),
+    responseFormatType: t.expose('responseFormatType', { type: ResponseFormatType }),
     responseFormatSchema: t.field({
       type: 'JSON',
       nullable: true,
       resolve: (g, _args, ctx) => state(g, ctx).responseFormatSchema,
     }),
     spendingLimit: t.float({ nullable: true, resolve: (g, _args, ctx) => state(g, ctx).spendingLimit }),
-    spendingLimitPeriod: t.exposeString('spendingLimitPeriod', { description: oneOf(SPENDING_PERIODS) }),
-    spendingEnforcement: t.exposeString('spendingEnforcement', { description: oneOf(SPENDING_ENFORCEMENTS) }),
+    spendingLimitPeriod: t.expose('spendingLimitPeriod', { type: SpendingPeriod }),
+    spendingEnforcement: t.expose('spendingEnforcement', { type: SpendingEnforcement }),
     spendingCurrent: t.float({ resolve: (g, _args, ctx) => state(g, ctx).spendingCurrent }),
     spendingPeriodStart: t.field({
       type: 'DateTime',
@@ -128,8 +124,9 @@ export const GateRef = builder.prismaObject('Gate', {
       description: 'When the current period ends and spendingCurrent starts again at zero',
       resolve: (g, _args, ctx) => state(g, ctx).spendingResetsAt,
     }),
-    spendingStatus: t.string({
-      description: 'active or suspended',
+    spendingStatus: t.field({
+      type: SpendingStatus,
+      description: 'SUSPENDED: requests get 402 until the limit is raised or lifted, or the period resets',
       resolve: (g, _args, ctx) => state(g, ctx).spendingStatus,
     }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
@@ -145,11 +142,11 @@ const GateInput = builder.inputType('GateInput', {
     name: t.string(),
     description: t.string(),
     autoEnhanceDescription: t.boolean(),
-    taskType: t.string({ description: oneOf(TASK_TYPES) }),
-    taskSubtype: t.string({ description: oneOf(TASK_SUBTYPES) }),
+    taskType: t.field({ type: TaskType }),
+    taskSubtype: t.field({ type: TaskSubtype }),
     tags: t.stringList(),
     model: t.string(),
-    routingStrategy: t.string({ description: oneOf(ROUTING_STRATEGIES) }),
+    routingStrategy: t.field({ type: RoutingStrategy }),
     fallbackModels: t.stringList(),
     systemPrompt: t.string(),
     temperature: t.float(),
@@ -159,17 +156,17 @@ const GateInput = builder.inputType('GateInput', {
     costWeight: t.float(),
     latencyWeight: t.float(),
     qualityWeight: t.float(),
-    analysisMethod: t.string({ description: oneOf(ANALYSIS_METHODS) }),
+    analysisMethod: t.field({ type: AnalysisMethod }),
     maxCostPer1kTokens: t.float(),
     maxLatencyMs: t.int(),
-    reanalysisPeriod: t.string({ description: oneOf(REANALYSIS_PERIODS) }),
+    reanalysisPeriod: t.field({ type: ReanalysisPeriod }),
     autoApplyRecommendations: t.boolean(),
     responseFormatEnabled: t.boolean(),
-    responseFormatType: t.string({ description: oneOf(RESPONSE_FORMAT_TYPES) }),
+    responseFormatType: t.field({ type: ResponseFormatType }),
     responseFormatSchema: t.field({ type: 'JSON' }),
     spendingLimit: t.float(),
-    spendingLimitPeriod: t.string({ description: oneOf(SPENDING_PERIODS) }),
-    spendingEnforcement: t.string({ description: oneOf(SPENDING_ENFORCEMENTS) }),
+    spendingLimitPeriod: t.field({ type: SpendingPeriod }),
+    spendingEnforcement: t.field({ type: SpendingEnforcement }),
   }),
 });
 
@@ -190,7 +187,7 @@ builder.queryFields((t) => ({
     description: 'Your gates, newest first',
     args: {
       tag: t.arg.string(),
-      taskType: t.arg.string({ description: oneOf(TASK_TYPES) }),
+      taskType: t.arg({ type: TaskType }),
     },
     resolve: (_root, args, ctx) =>
       userInput(async () => {

@@ -3,6 +3,7 @@ import './scalars.ts';
 import './errors.ts';
 import './user.ts';
 import './apiKey.ts';
+import './enums.ts';
 import './gate.ts';
 import './model.ts';
 import './log.ts';

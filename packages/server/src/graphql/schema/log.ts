@@ -10,6 +10,7 @@ import {
 } from '../../domain/logs.ts';
 import { builder } from '../builder.ts';
 import { type GraphQLContext, requireActor } from '../context.ts';
+import { LogSeriesBucket, LogStatus } from './enums.ts';
 
 /**
  * Query arguments that break the rules are the caller's mistake: BAD_USER_INPUT, with the issues.
@@ -120,7 +121,7 @@ const PointRef = builder.objectRef<Series['points'][number]>('LogSeriesPoint').i
 });
 const SeriesRef = builder.objectRef<Series>('LogSeries').implement({
   fields: (t) => ({
-    bucket: t.exposeString('bucket', { description: 'hour or day' }),
+    bucket: t.expose('bucket', { type: LogSeriesBucket }),
     since: t.field({ type: 'DateTime', resolve: (s) => new Date(s.since) }),
     until: t.field({ type: 'DateTime', resolve: (s) => new Date(s.until) }),
     points: t.field({ type: [PointRef], resolve: (s) => s.points }),
@@ -135,7 +136,7 @@ builder.queryFields((t) => ({
     description: 'Your log entries, newest first',
     args: {
       gateId: t.arg.id(),
-      status: t.arg.string({ description: 'success or failed' }),
+      status: t.arg({ type: LogStatus }),
       since: t.arg({ type: 'DateTime' }),
       until: t.arg({ type: 'DateTime' }),
     },
@@ -208,7 +209,10 @@ builder.queryFields((t) => ({
       gateId: t.arg.id(),
       since: t.arg({ type: 'DateTime' }),
       until: t.arg({ type: 'DateTime' }),
-      bucket: t.arg.string({ description: 'hour or day (default: hour for up to 3 days)' }),
+      bucket: t.arg({
+        type: LogSeriesBucket,
+        description: 'Default: HOUR for windows up to 3 days, else DAY',
+      }),
     },
     resolve: (_root, args, ctx) =>
       userInput(() =>

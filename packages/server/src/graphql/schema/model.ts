@@ -1,8 +1,7 @@
-import { TASK_TYPES, type TaskType } from '@gatehouse/rules/gate';
-import { GraphQLError } from 'graphql';
 import { type CatalogModel, listModels } from '../../domain/catalog.ts';
 import { builder } from '../builder.ts';
 import { requireActor } from '../context.ts';
+import { TaskType } from './enums.ts';
 
 const ModelRef = builder.objectRef<CatalogModel>('Model').implement({
   description: 'A model from the catalog that gates may name',
@@ -10,7 +9,7 @@ const ModelRef = builder.objectRef<CatalogModel>('Model').implement({
     id: t.exposeString('id', { description: 'provider/model, as gates name it' }),
     provider: t.exposeString('provider'),
     name: t.exposeString('name'),
-    taskTypes: t.exposeStringList('taskTypes'),
+    taskTypes: t.expose('taskTypes', { type: [TaskType] }),
     inputPricePerMTok: t.exposeFloat('inputPricePerMTok', { nullable: true }),
     outputPricePerMTok: t.exposeFloat('outputPricePerMTok', { nullable: true }),
     contextWindow: t.exposeInt('contextWindow', { nullable: true }),
@@ -22,18 +21,13 @@ builder.queryField('models', (t) =>
   t.field({
     type: [ModelRef],
     args: {
-      taskType: t.arg.string({ description: `One of: ${TASK_TYPES.join(', ')}` }),
+      taskType: t.arg({ type: TaskType }),
       provider: t.arg.string(),
     },
     resolve: (_root, args, ctx) => {
       requireActor(ctx);
-      if (args.taskType && !(TASK_TYPES as readonly string[]).includes(args.taskType)) {
-        throw new GraphQLError(`taskType must be one of ${TASK_TYPES.join(', ')}`, {
-          extensions: { code: 'BAD_USER_INPUT' },
-        });
-      }
       return listModels({
-        ...(args.taskType && { taskType: args.taskType as TaskType }),
+        ...(args.taskType && { taskType: args.taskType }),
         ...(args.provider && { provider: args.provider }),
       });
     },
