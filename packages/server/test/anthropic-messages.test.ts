@@ -32,6 +32,13 @@ const say = (text: string) => [{ role: 'user', content: text }];
 // A 1x1 transparent PNG.
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
 
+/** An object nested `depth` deep. */
+function nested(depth: number): Record<string, unknown> {
+  let value: Record<string, unknown> = { type: 'object' };
+  for (let i = 0; i < depth; i++) value = { type: 'object', properties: { inner: value } };
+  return value;
+}
+
 async function errorOf(res: Response, status: number): Promise<AnthropicErrorBody['error']> {
   expect(res.status, await res.clone().text()).toBe(status);
   const body = (await res.json()) as AnthropicErrorBody;
@@ -320,6 +327,10 @@ describe('errors in Anthropic’s shape', () => {
       ],
       [{ messages: say('hi'), system: [{ type: 'text' }] }, 'system.0.text'],
       [{ messages: say('hi'), temperature: 1.5 }, 'temperature'],
+      [
+        { messages: say('hi'), tools: [{ name: 'deep', input_schema: nested(1000) }] },
+        'tools.0.input_schema',
+      ],
       [{ messages: say('hi'), tools: [{ name: 'web_search', type: 'web_search_20250305' }] }, 'tools.0'],
       [{ messages: say('hi'), tool_choice: { type: 'sometimes' } }, 'tool_choice.type'],
       [{ messages: say('hi'), thinking: { type: 'enabled', budget_tokens: 10 } }, 'thinking.budget_tokens'],
