@@ -4,6 +4,7 @@ import { useMutation } from 'urql';
 import { Link, useLocation } from 'wouter';
 import { showMutationErrors } from '../forms/formErrors.ts';
 import { graphql } from '../graphql.ts';
+import { gateToGraphQL } from '../graphqlEnums.ts';
 import { GateForm } from './GateForm.tsx';
 import { emptyGateForm, fieldOfIssue, type GateFormValues, gateFormResolver } from './gateForm.ts';
 import { useTaskModels } from './useTaskModels.ts';
@@ -45,7 +46,7 @@ export function CreateGatePage() {
   const [, navigate] = useLocation();
 
   const onSubmit = async (input: GateCreate) => {
-    const result = await createGate({ input });
+    const result = await createGate({ input: gateToGraphQL(input) });
     const outcome = result.data?.createGate;
     if (outcome?.__typename === 'MutationCreateGateSuccess') {
       navigate('/gates');

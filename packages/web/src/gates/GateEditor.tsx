@@ -1,65 +1,27 @@
-import type { GatePatch } from '@gatehouse/rules/gate';
+import { type GatePatch, TASK_TYPES } from '@gatehouse/rules/gate';
 import { readFragment } from 'gql.tada';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { type FieldErrors, type UseFormReturn, useForm } from 'react-hook-form';
 import { useMutation } from 'urql';
 import { Link, useLocation } from 'wouter';
 import { showMutationErrors } from '../forms/formErrors.ts';
-import { graphql, type ResultOf } from '../graphql.ts';
+import { graphql } from '../graphql.ts';
+import { fromEnum, gateToGraphQL } from '../graphqlEnums.ts';
 import { Connections } from './Connections.tsx';
 import { DangerZone } from './DangerZone.tsx';
 import { GateEditForm } from './GateEditForm.tsx';
+import { GateDetail, type GateDetailData } from './gateDetail.ts';
 import {
   FIELD_ORDER,
   type GateTab,
   gateEditResolver,
   gateToForm,
-  type StoredGateSettings,
+  type StoredGate,
   tabOfField,
 } from './gateEdit.ts';
 import { fieldOfIssue, type GateFormField, type GateFormValues } from './gateForm.ts';
 import { SpendingAlert, SpendingBadge, SpendingNow } from './SpendingNotice.tsx';
 import { useTaskModels } from './useTaskModels.ts';
-
-export const GateDetail = graphql(`
-  fragment GateDetail on Gate {
-    id
-    name
-    description
-    autoEnhanceDescription
-    taskType
-    taskSubtype
-    tags
-    model
-    routingStrategy
-    fallbackModels
-    systemPrompt
-    temperature
-    maxTokens
-    topP
-    allowOverrides
-    costWeight
-    latencyWeight
-    qualityWeight
-    analysisMethod
-    maxCostPer1kTokens
-    maxLatencyMs
-    reanalysisPeriod
-    autoApplyRecommendations
-    responseFormatEnabled
-    responseFormatType
-    responseFormatSchema
-    spendingLimit
-    spendingLimitPeriod
-    spendingEnforcement
-    spendingCurrent
-    spendingPeriodStart
-    spendingResetsAt
-    spendingStatus
-    createdAt
-    updatedAt
-  }
-`);
 
 const UpdateGateMutation = graphql(
   `
@@ -103,7 +65,7 @@ const DeleteGateMutation = graphql(`
   }
 `);
 
-type Gate = ResultOf<typeof GateDetail>;
+type Gate = GateDetailData;
 type GateEditApi = UseFormReturn<GateFormValues, unknown, GatePatch>;
 
 /** The editing container: the form, its save as a patch, server errors to their fields and tabs, deletion. */
@@ -135,7 +97,7 @@ export function GateEditor({
       setSavedNotice('Nothing to save: no setting changed.');
       return;
     }
-    const result = await updateGate({ id: gate.id, input: patch });
+    const result = await updateGate({ id: gate.id, input: gateToGraphQL(patch) });
     const outcome = result.data?.updateGate;
     if (outcome?.__typename === 'MutationUpdateGateSuccess') {
       rebase(readFragment(GateDetail, outcome.data));
@@ -180,8 +142,8 @@ export function GateEditor({
  * The form over the gate as last loaded or saved (the baseline): the patch is what differs from it.
  * `rebase` makes a saved gate the baseline and shows it; `discard` goes back to the baseline.
  */
-function useGateEditForm(gate: StoredGateSettings) {
-  const baseline = useRef<{ gate: StoredGateSettings; values: GateFormValues }>({
+function useGateEditForm(gate: StoredGate) {
+  const baseline = useRef<{ gate: StoredGate; values: GateFormValues }>({
     gate,
     values: gateToForm(gate),
   });
@@ -197,7 +159,7 @@ function useGateEditForm(gate: StoredGateSettings) {
     defaultValues: baseline.current.values,
     resolver,
   });
-  const rebase = (saved: StoredGateSettings) => {
+  const rebase = (saved: StoredGate) => {
     baseline.current = { gate: saved, values: gateToForm(saved) };
     form.reset(baseline.current.values);
   };
@@ -258,7 +220,8 @@ function GateHeader({ gate }: { gate: Gate }) {
             </span>
           </h1>
           <p className="muted small">
-            Gate id <span className="mono">{gate.id}</span> · {gate.taskType} · {gate.model}
+            Gate id <span className="mono">{gate.id}</span> · {fromEnum(TASK_TYPES, gate.taskType)} ·{' '}
+            {gate.model}
           </p>
         </div>
       </div>

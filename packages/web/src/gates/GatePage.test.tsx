@@ -16,11 +16,11 @@ function storedGate(overrides: Record<string, unknown> = {}) {
     name: 'Support bot',
     description: null,
     autoEnhanceDescription: false,
-    taskType: 'chat',
+    taskType: 'CHAT',
     taskSubtype: null,
     tags: ['support'],
     model: 'mock/echo',
-    routingStrategy: 'single',
+    routingStrategy: 'SINGLE',
     fallbackModels: [],
     systemPrompt: null,
     temperature: 0.7,
@@ -33,18 +33,18 @@ function storedGate(overrides: Record<string, unknown> = {}) {
     analysisMethod: null,
     maxCostPer1kTokens: null,
     maxLatencyMs: null,
-    reanalysisPeriod: 'never',
+    reanalysisPeriod: 'NEVER',
     autoApplyRecommendations: false,
     responseFormatEnabled: false,
-    responseFormatType: 'text',
+    responseFormatType: 'TEXT',
     responseFormatSchema: null,
     spendingLimit: null,
-    spendingLimitPeriod: 'monthly',
-    spendingEnforcement: 'alert_only',
+    spendingLimitPeriod: 'MONTHLY',
+    spendingEnforcement: 'ALERT_ONLY',
     spendingCurrent: 0,
     spendingPeriodStart: '2026-11-01T00:00:00.000Z',
     spendingResetsAt: '2026-12-01T00:00:00.000Z',
-    spendingStatus: 'active',
+    spendingStatus: 'ACTIVE',
     createdAt: '2026-11-02T10:00:00.000Z',
     updatedAt: '2026-11-02T10:00:00.000Z',
     ...overrides,
@@ -216,7 +216,7 @@ describe('the gate page form', () => {
     await user.click(screen.getByRole('button', { name: 'Save changes' }));
 
     await screen.findByText('Saved 2 changes.');
-    expect(graphql.inputs()).toEqual([{ spendingLimit: null, spendingEnforcement: 'block' }]);
+    expect(graphql.inputs()).toEqual([{ spendingLimit: null, spendingEnforcement: 'BLOCK' }]);
     // Saved: the form now starts from the stored gate, so nothing is left to send.
     await user.click(screen.getByRole('button', { name: 'Save changes' }));
     await screen.findByText('Nothing to save: no setting changed.');
@@ -241,9 +241,9 @@ describe('the gate page form', () => {
     const user = userEvent.setup();
     const gate = storedGate({
       spendingLimit: 10,
-      spendingEnforcement: 'block',
+      spendingEnforcement: 'BLOCK',
       spendingCurrent: 10.5,
-      spendingStatus: 'suspended',
+      spendingStatus: 'SUSPENDED',
     });
     const graphql = fakeGraphQL(gate, saved(gate));
     await renderGatePage(graphql);

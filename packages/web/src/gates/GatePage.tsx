@@ -3,7 +3,8 @@ import { useQuery } from 'urql';
 import { Link, useParams, useSearchParams } from 'wouter';
 import { graphql } from '../graphql.ts';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
-import { GateDetail, GateEditor } from './GateEditor.tsx';
+import { GateEditor } from './GateEditor.tsx';
+import { GateDetail } from './gateDetail.ts';
 import { tabFromSearch } from './gateEdit.ts';
 
 const GatePageQuery = graphql(

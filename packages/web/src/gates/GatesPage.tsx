@@ -1,7 +1,9 @@
+import { ROUTING_STRATEGIES, TASK_TYPES } from '@gatehouse/rules/gate';
 import { useMemo } from 'react';
 import { useQuery } from 'urql';
 import { Link, useSearch } from 'wouter';
 import { graphql, type ResultOf } from '../graphql.ts';
+import { fromEnum } from '../graphqlEnums.ts';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
 import { SpendingCell } from './SpendingNotice.tsx';
 
@@ -138,7 +140,7 @@ function GateTableRow({ gate }: { gate: GateRow }) {
           {gate.id}
         </div>
       </td>
-      <td>{gate.taskType}</td>
+      <td>{fromEnum(TASK_TYPES, gate.taskType)}</td>
       <td>
         <div className="mono">{gate.model}</div>
         {gate.fallbackModels.length > 0 && (
@@ -147,7 +149,7 @@ function GateTableRow({ gate }: { gate: GateRow }) {
           </div>
         )}
       </td>
-      <td>{gate.routingStrategy}</td>
+      <td>{fromEnum(ROUTING_STRATEGIES, gate.routingStrategy)}</td>
       <td>
         <SpendingCell gate={gate} />
       </td>

@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { checkGateEdit, gateToForm, type StoredGateSettings, tabOfField } from './gateEdit.ts';
+import { checkGateEdit, gateToForm, type StoredGate, tabOfField } from './gateEdit.ts';
 import type { GateFormValues } from './gateForm.ts';
 
-const stored: StoredGateSettings = {
+const stored: StoredGate = {
   name: 'Support bot',
   description: null,
   autoEnhanceDescription: false,
-  taskType: 'chat',
+  taskType: 'CHAT',
   taskSubtype: null,
   tags: ['support'],
   model: 'mock/echo',
-  routingStrategy: 'fallback',
+  routingStrategy: 'FALLBACK',
   fallbackModels: ['mock/fast'],
   systemPrompt: null,
   temperature: 0.7,
@@ -23,14 +23,14 @@ const stored: StoredGateSettings = {
   analysisMethod: null,
   maxCostPer1kTokens: null,
   maxLatencyMs: null,
-  reanalysisPeriod: 'never',
+  reanalysisPeriod: 'NEVER',
   autoApplyRecommendations: false,
   responseFormatEnabled: false,
-  responseFormatType: 'text',
+  responseFormatType: 'TEXT',
   responseFormatSchema: { type: 'object' },
   spendingLimit: 10,
-  spendingLimitPeriod: 'monthly',
-  spendingEnforcement: 'block',
+  spendingLimitPeriod: 'MONTHLY',
+  spendingEnforcement: 'BLOCK',
 };
 const initial = gateToForm(stored);
 const edit = (values: Partial<GateFormValues>) => checkGateEdit({ ...initial, ...values }, initial, stored);

@@ -7,12 +7,15 @@ import {
   crossFieldIssues,
   GATE_DEFAULTS,
   GATE_FIELDS,
+  type GateFieldName,
   type GatePatch,
   type GateSettings,
   gatePatchSchema,
   OVERRIDABLE_FIELDS,
 } from '@gatehouse/rules/gate';
 import { issuesFromZod } from '@gatehouse/rules/issues';
+import { gateFromGraphQL } from '../graphqlEnums.ts';
+import type { GateDetailData } from './gateDetail.ts';
 import {
   emptyGateForm,
   type GateFormCheck,
@@ -25,37 +28,8 @@ import {
   withoutFlagged,
 } from './gateForm.ts';
 
-/** A gate's settings as the API returns them (choices as plain strings, JSON as unknown). */
-export type StoredGateSettings = {
-  name: string;
-  description: string | null;
-  autoEnhanceDescription: boolean;
-  taskType: string;
-  taskSubtype: string | null;
-  tags: string[];
-  model: string;
-  routingStrategy: string;
-  fallbackModels: string[];
-  systemPrompt: string | null;
-  temperature: number | null;
-  maxTokens: number | null;
-  topP: number | null;
-  allowOverrides: unknown;
-  costWeight: number | null;
-  latencyWeight: number | null;
-  qualityWeight: number | null;
-  analysisMethod: string | null;
-  maxCostPer1kTokens: number | null;
-  maxLatencyMs: number | null;
-  reanalysisPeriod: string;
-  autoApplyRecommendations: boolean;
-  responseFormatEnabled: boolean;
-  responseFormatType: string;
-  responseFormatSchema: unknown;
-  spendingLimit: number | null;
-  spendingLimitPeriod: string;
-  spendingEnforcement: string;
-};
+/** A gate's settings as GraphQL returns them (choices as enum values, JSON as unknown). */
+export type StoredGate = Pick<GateDetailData, GateFieldName>;
 
 const text = (value: number | string | null) => (value === null ? '' : String(value));
 
@@ -71,24 +45,25 @@ function overridesToForm(allow: unknown): Pick<GateFormValues, 'overrideMode' | 
 }
 
 /** The form values that show a stored gate. */
-export function gateToForm(gate: StoredGateSettings): GateFormValues {
+export function gateToForm(stored: StoredGate): GateFormValues {
+  const gate = gateFromGraphQL(stored);
   return {
     name: gate.name,
     description: gate.description ?? '',
     autoEnhanceDescription: gate.autoEnhanceDescription,
-    taskType: gate.taskType as GateFormValues['taskType'],
-    taskSubtype: (gate.taskSubtype ?? '') as GateFormValues['taskSubtype'],
+    taskType: gate.taskType,
+    taskSubtype: gate.taskSubtype ?? '',
     tags: gate.tags.join(', '),
     model: gate.model,
-    routingStrategy: gate.routingStrategy as GateFormValues['routingStrategy'],
+    routingStrategy: gate.routingStrategy,
     fallbackModels: gate.fallbackModels.map((model) => ({ model })),
-    analysisMethod: (gate.analysisMethod ?? '') as GateFormValues['analysisMethod'],
+    analysisMethod: gate.analysisMethod ?? '',
     costWeight: text(gate.costWeight),
     latencyWeight: text(gate.latencyWeight),
     qualityWeight: text(gate.qualityWeight),
     maxCostPer1kTokens: text(gate.maxCostPer1kTokens),
     maxLatencyMs: text(gate.maxLatencyMs),
-    reanalysisPeriod: gate.reanalysisPeriod as GateFormValues['reanalysisPeriod'],
+    reanalysisPeriod: gate.reanalysisPeriod,
     autoApplyRecommendations: gate.autoApplyRecommendations,
     systemPrompt: gate.systemPrompt ?? '',
     temperature: text(gate.temperature),
@@ -96,14 +71,14 @@ export function gateToForm(gate: StoredGateSettings): GateFormValues {
     topP: text(gate.topP),
     ...overridesToForm(gate.allowOverrides),
     responseFormatEnabled: gate.responseFormatEnabled,
-    responseFormatType: gate.responseFormatType as GateFormValues['responseFormatType'],
+    responseFormatType: gate.responseFormatType,
     responseFormatSchema:
       gate.responseFormatSchema === null || gate.responseFormatSchema === undefined
         ? ''
         : JSON.stringify(gate.responseFormatSchema, null, 2),
     spendingLimit: text(gate.spendingLimit),
-    spendingLimitPeriod: gate.spendingLimitPeriod as GateFormValues['spendingLimitPeriod'],
-    spendingEnforcement: gate.spendingEnforcement as GateFormValues['spendingEnforcement'],
+    spendingLimitPeriod: gate.spendingLimitPeriod,
+    spendingEnforcement: gate.spendingEnforcement,
   };
 }
 
@@ -124,10 +99,9 @@ export function changedSettings(
 }
 
 /** The stored gate in the shape the cross-field rules read, or null if it does not parse. */
-function storedSettings(gate: StoredGateSettings): GateSettings | null {
-  const fields = Object.fromEntries(
-    GATE_FIELDS.map((field) => [field, gate[field as keyof StoredGateSettings]]),
-  );
+function storedSettings(stored: StoredGate): GateSettings | null {
+  const gate = gateFromGraphQL(stored);
+  const fields = Object.fromEntries(GATE_FIELDS.map((field) => [field, gate[field]]));
   const parsed = gatePatchSchema.safeParse(fields);
   return parsed.success ? ({ ...GATE_DEFAULTS, ...parsed.data } as GateSettings) : null;
 }
@@ -136,7 +110,7 @@ function storedSettings(gate: StoredGateSettings): GateSettings | null {
 export function checkGateEdit(
   values: GateFormValues,
   initial: GateFormValues,
-  stored: StoredGateSettings,
+  stored: StoredGate,
 ): GateFormCheck<GatePatch> {
   const { patch, issues } = changedSettings(initial, values);
   const parsed = gatePatchSchema.safeParse(patch);
@@ -151,7 +125,7 @@ export function checkGateEdit(
 }
 
 /** The resolver for the gate page; reads the gate as last loaded or saved at each check. */
-export const gateEditResolver = (initial: () => GateFormValues, stored: () => StoredGateSettings) =>
+export const gateEditResolver = (initial: () => GateFormValues, stored: () => StoredGate) =>
   resolverOf((values) => checkGateEdit(values, initial(), stored()));
 
 export const GATE_TABS = [

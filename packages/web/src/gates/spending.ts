@@ -1,15 +1,18 @@
 /** A gate's spending as the dashboard tells it: the state it is in, when it resets, money as text. */
+import type { GateDetailData } from './gateDetail.ts';
 
-export type GateSpending = {
-  spendingLimit: number | null;
-  spendingLimitPeriod: string;
-  spendingEnforcement: string;
-  spendingCurrent: number;
-  spendingPeriodStart: string;
-  /** When the counter starts again from zero: the server's answer, not worked out here. */
-  spendingResetsAt: string;
-  spendingStatus: string;
-};
+/** The spending fields the gate list and the gate page both ask for (choices as GraphQL enum values). */
+export type GateSpending = Pick<
+  GateDetailData,
+  | 'spendingLimit'
+  | 'spendingLimitPeriod'
+  | 'spendingEnforcement'
+  | 'spendingCurrent'
+  | 'spendingPeriodStart'
+  // When the counter starts again from zero: the server's answer, not worked out here.
+  | 'spendingResetsAt'
+  | 'spendingStatus'
+>;
 
 /**
  * suspended: requests are refused (HTTP 402) until the limit is raised or lifted, or the period
@@ -18,9 +21,9 @@ export type GateSpending = {
 export type SpendingState = 'suspended' | 'over-alert' | 'within-limit' | 'no-limit';
 
 export function spendingState(gate: GateSpending): SpendingState {
-  if (gate.spendingStatus === 'suspended') return 'suspended';
+  if (gate.spendingStatus === 'SUSPENDED') return 'suspended';
   if (gate.spendingLimit === null) return 'no-limit';
-  if (gate.spendingEnforcement === 'alert_only' && gate.spendingCurrent >= gate.spendingLimit)
+  if (gate.spendingEnforcement === 'ALERT_ONLY' && gate.spendingCurrent >= gate.spendingLimit)
     return 'over-alert';
   return 'within-limit';
 }
@@ -30,8 +33,8 @@ export function periodReset(gate: Pick<GateSpending, 'spendingResetsAt'>): Date 
   return new Date(gate.spendingResetsAt);
 }
 
-export const periodWords = (period: string) =>
-  period === 'daily' ? { adjective: 'daily', noun: 'today' } : { adjective: 'monthly', noun: 'this month' };
+export const periodWords = (period: GateSpending['spendingLimitPeriod']) =>
+  period === 'DAILY' ? { adjective: 'daily', noun: 'today' } : { adjective: 'monthly', noun: 'this month' };
 
 const cents = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' });
 const fractions = new Intl.NumberFormat('en-US', {

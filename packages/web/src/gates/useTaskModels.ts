@@ -2,11 +2,12 @@ import { useEffect, useRef } from 'react';
 import { useWatch } from 'react-hook-form';
 import { useQuery } from 'urql';
 import { graphql } from '../graphql.ts';
+import { toEnum } from '../graphqlEnums.ts';
 import type { GateFormApi } from './fields/controls.tsx';
 import type { ModelOption, ModelsState } from './fields/ModelSelect.tsx';
 
 const ModelsForTaskQuery = graphql(`
-  query ModelsForTask($taskType: String!) {
+  query ModelsForTask($taskType: TaskType!) {
     models(taskType: $taskType) {
       id
       name
@@ -23,7 +24,7 @@ const ModelsForTaskQuery = graphql(`
  */
 export function useTaskModels(form: GateFormApi): { models: ModelOption[]; modelsState: ModelsState } {
   const taskType = useWatch({ control: form.control, name: 'taskType' });
-  const [models] = useQuery({ query: ModelsForTaskQuery, variables: { taskType } });
+  const [models] = useQuery({ query: ModelsForTaskQuery, variables: { taskType: toEnum(taskType) } });
   const initialTaskType = useRef(taskType);
   const taskTypeChanged = useRef(false);
   if (taskType !== initialTaskType.current) taskTypeChanged.current = true;

@@ -22,7 +22,7 @@ import {
 
 const LogsQuery = graphql(
   `
-  query Logs($first: Int, $after: String, $gateId: ID, $status: String, $since: DateTime, $until: DateTime) {
+  query Logs($first: Int, $after: String, $gateId: ID, $status: LogStatus, $since: DateTime, $until: DateTime) {
     logs(first: $first, after: $after, gateId: $gateId, status: $status, since: $since, until: $until) {
       edges {
         node {

@@ -110,7 +110,7 @@ describe('the logs query variables', () => {
   it('passes a custom window as it is', () => {
     const state = parseLogsSearch('?status=failed&since=2026-11-01T00:00:00Z&until=2026-11-02T00:00:00Z');
     expect(logsVariables(state, now)).toMatchObject({
-      status: 'failed',
+      status: 'FAILED',
       since: '2026-11-01T00:00:00.000Z',
       until: '2026-11-02T00:00:00.000Z',
     });

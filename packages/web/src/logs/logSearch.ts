@@ -3,6 +3,7 @@
  * cursors of the pages before it, since the server pages forward only) and the open entry.
  * A copied link reopens exactly what was on screen.
  */
+import { toEnum } from '../graphqlEnums.ts';
 
 export const LOG_PAGE_SIZE = 50;
 
@@ -143,7 +144,7 @@ export function logsVariables(state: LogsState, now: number) {
     first: LOG_PAGE_SIZE,
     after: state.after ?? null,
     gateId: gateId ?? null,
-    status: status ?? null,
+    status: status ? toEnum(status) : null,
     since: range ? new Date(now - PRESET_MS[range]).toISOString() : (since ?? null),
     until: range ? null : (until ?? null),
   };

@@ -6,7 +6,6 @@ import { formatCount, formatMs, formatUsd } from '../logs/format.ts';
 import { LogRowFragment, LogsTable } from '../logs/LogsTable.tsx';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
 import {
-  type Bucket,
   fillSeries,
   type OverviewWindow,
   WINDOW_LABELS,
@@ -24,7 +23,7 @@ const OverviewCharts = lazy(() =>
 
 const OverviewQuery = graphql(
   `
-  query Overview($since: DateTime!, $until: DateTime!, $bucket: String!) {
+  query Overview($since: DateTime!, $until: DateTime!, $bucket: LogSeriesBucket!) {
     overview(since: $since, until: $until) {
       totalRequests
       failedRequests
@@ -91,7 +90,7 @@ export function OverviewPage() {
 
   const series = data?.logSeries;
   const points = useMemo(
-    () => (series ? fillSeries(series.points, series.since, series.until, series.bucket as Bucket) : []),
+    () => (series ? fillSeries(series.points, series.since, series.until, series.bucket) : []),
     [series],
   );
   const overview = data?.overview;
@@ -126,7 +125,7 @@ export function OverviewPage() {
           )}
           {series && (
             <Suspense fallback={<Loading what="the charts" />}>
-              <OverviewCharts points={points} bucket={series.bucket as Bucket} />
+              <OverviewCharts points={points} bucket={series.bucket} />
             </Suspense>
           )}
           <div className="section-header">

@@ -16,8 +16,8 @@ describe('the overview window in the address', () => {
 
   it('asks for hours over a day and days beyond', () => {
     const now = Date.parse('2026-11-21T12:30:00.000Z');
-    expect(windowVariables('24h', now)).toEqual({ since: '2026-11-20T12:30:00.000Z', bucket: 'hour' });
-    expect(windowVariables('7d', now)).toEqual({ since: '2026-11-14T12:30:00.000Z', bucket: 'day' });
+    expect(windowVariables('24h', now)).toEqual({ since: '2026-11-20T12:30:00.000Z', bucket: 'HOUR' });
+    expect(windowVariables('7d', now)).toEqual({ since: '2026-11-14T12:30:00.000Z', bucket: 'DAY' });
   });
 });
 
@@ -36,7 +36,7 @@ describe('the chart points', () => {
       [point('2026-11-21T10:00:00.000Z', 4, 1)],
       '2026-11-21T08:30:00.000Z',
       '2026-11-21T11:15:00.000Z',
-      'hour',
+      'HOUR',
     );
     expect(filled.map((p) => new Date(p.time).toISOString())).toEqual([
       '2026-11-21T08:00:00.000Z',
@@ -61,7 +61,7 @@ describe('the chart points', () => {
       [point('2026-11-19T00:00:00.000Z', 2, 0), point('2026-11-21T00:00:00.000Z', 1, 1)],
       '2026-11-18T12:00:00.000Z',
       '2026-11-21T00:00:00.000Z',
-      'day',
+      'DAY',
     );
     expect(filled.map((p) => [new Date(p.time).toISOString().slice(0, 10), p.requests])).toEqual([
       ['2026-11-18', 0],

@@ -2,6 +2,7 @@
  * The overview's window, named in the address (`?window=24h|7d|30d`), and its charts' points:
  * the server sends only the hours or days that had requests; the charts show every one.
  */
+import type { graphql } from '../graphql.ts';
 
 export const WINDOWS = ['24h', '7d', '30d'] as const;
 export type OverviewWindow = (typeof WINDOWS)[number];
@@ -17,7 +18,8 @@ const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 const WINDOW_MS: Record<OverviewWindow, number> = { '24h': DAY_MS, '7d': 7 * DAY_MS, '30d': 30 * DAY_MS };
 
-export type Bucket = 'hour' | 'day';
+/** How the server groups the points: HOUR or DAY, as the schema spells it. */
+export type Bucket = ReturnType<typeof graphql.scalar<'LogSeriesBucket'>>;
 
 export function windowFromSearch(search: string): OverviewWindow {
   const value = new URLSearchParams(search).get('window');
@@ -30,13 +32,13 @@ export function windowSearch(window: OverviewWindow): string {
 
 /** The query's arguments: hourly points for a day, daily ones beyond. */
 export function windowVariables(window: OverviewWindow, now: number) {
-  const bucket: Bucket = window === '24h' ? 'hour' : 'day';
+  const bucket: Bucket = window === '24h' ? 'HOUR' : 'DAY';
   return { since: new Date(now - WINDOW_MS[window]).toISOString(), bucket };
 }
 
 /** The start of the UTC hour or day holding `time` (the server buckets in UTC). */
 export function bucketStart(time: number, bucket: Bucket): number {
-  const size = bucket === 'hour' ? HOUR_MS : DAY_MS;
+  const size = bucket === 'HOUR' ? HOUR_MS : DAY_MS;
   return Math.floor(time / size) * size;
 }
 
@@ -70,7 +72,7 @@ export function fillSeries(
   until: string,
   bucket: Bucket,
 ): ChartPoint[] {
-  const size = bucket === 'hour' ? HOUR_MS : DAY_MS;
+  const size = bucket === 'HOUR' ? HOUR_MS : DAY_MS;
   const byStart = new Map(points.map((point) => [bucketStart(Date.parse(point.start), bucket), point]));
   const first = bucketStart(Date.parse(since), bucket);
   const last = bucketStart(Date.parse(until) - 1, bucket);
@@ -95,5 +97,5 @@ const hourLabel = new Intl.DateTimeFormat('en-US', { hour: '2-digit', minute: '2
 const dayLabel = new Intl.DateTimeFormat('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
 
 export function bucketLabel(time: number, bucket: Bucket): string {
-  return bucket === 'hour' ? hourLabel.format(time) : dayLabel.format(time);
+  return bucket === 'HOUR' ? hourLabel.format(time) : dayLabel.format(time);
 }

@@ -1,0 +1,44 @@
+import { graphql, type ResultOf } from '../graphql.ts';
+
+/** A gate as the gate page shows and edits it: every setting and its spending now. */
+export const GateDetail = graphql(`
+  fragment GateDetail on Gate {
+    id
+    name
+    description
+    autoEnhanceDescription
+    taskType
+    taskSubtype
+    tags
+    model
+    routingStrategy
+    fallbackModels
+    systemPrompt
+    temperature
+    maxTokens
+    topP
+    allowOverrides
+    costWeight
+    latencyWeight
+    qualityWeight
+    analysisMethod
+    maxCostPer1kTokens
+    maxLatencyMs
+    reanalysisPeriod
+    autoApplyRecommendations
+    responseFormatEnabled
+    responseFormatType
+    responseFormatSchema
+    spendingLimit
+    spendingLimitPeriod
+    spendingEnforcement
+    spendingCurrent
+    spendingPeriodStart
+    spendingResetsAt
+    spendingStatus
+    createdAt
+    updatedAt
+  }
+`);
+
+export type GateDetailData = ResultOf<typeof GateDetail>;
