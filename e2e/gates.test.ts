@@ -86,7 +86,7 @@ describe('the gate page', () => {
     expect(lastUpdateInput()).toEqual({
       description: 'Answers support questions',
       tags: ['support', 'beta'],
-      taskSubtype: 'code',
+      taskSubtype: 'CODE',
       autoEnhanceDescription: true,
     });
 
@@ -119,15 +119,15 @@ describe('the gate page', () => {
     await page.getByLabel('Apply recommendations automatically').check();
     await save();
     expect(lastUpdateInput()).toEqual({
-      routingStrategy: 'fallback',
+      routingStrategy: 'FALLBACK',
       fallbackModels: ['mock/fast'],
-      analysisMethod: 'custom',
+      analysisMethod: 'CUSTOM',
       costWeight: 0.2,
       latencyWeight: 0.3,
       qualityWeight: 0.5,
       maxCostPer1kTokens: 0.5,
       maxLatencyMs: 2000,
-      reanalysisPeriod: 'weekly',
+      reanalysisPeriod: 'WEEKLY',
       autoApplyRecommendations: true,
     });
 
@@ -188,7 +188,7 @@ describe('the gate page', () => {
       topP: 0.9,
       allowOverrides: { model: false, temperature: true, maxTokens: false, topP: true },
       responseFormatEnabled: true,
-      responseFormatType: 'json_schema',
+      responseFormatType: 'JSON_SCHEMA',
       responseFormatSchema: {
         type: 'object',
         properties: { answer: { type: 'string' } },
@@ -257,7 +257,7 @@ describe('the gate page', () => {
     await page.getByLabel('Limit (USD)').fill('0.00001');
     await page.getByLabel('Enforcement').selectOption('block');
     await save();
-    expect(lastUpdateInput()).toEqual({ spendingLimit: 0.00001, spendingEnforcement: 'block' });
+    expect(lastUpdateInput()).toEqual({ spendingLimit: 0.00001, spendingEnforcement: 'BLOCK' });
 
     // A cheap request fits under the limit; soon the next one's worst case does not.
     const statuses: number[] = [];

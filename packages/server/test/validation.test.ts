@@ -422,7 +422,7 @@ describe('values at the edges of their range', () => {
     const { data } = await graphql<{ models: { id: string }[] }>(
       app,
       user,
-      'query { models(taskType: "chat") { id } }',
+      'query { models(taskType: CHAT) { id } }',
     );
     const fallbackModels = (data?.models ?? [])
       .map((m) => m.id)
