@@ -5,6 +5,7 @@ import type { Config } from '../config.ts';
 import { DomainError } from '../domain/errors.ts';
 import type { SpendingCounters } from '../domain/spending.ts';
 import { clientAddress, resolveActor } from '../http/auth.ts';
+import { isJsonContentType } from '../http/contentType.ts';
 import type { GraphQLContext } from './context.ts';
 import { protectionPlugins } from './protection.ts';
 import { schema } from './schema/index.ts';
@@ -36,7 +37,8 @@ export function createGraphQLHandler(config: Config, spending: SpendingCounters)
   });
 
   return async (c: Context): Promise<Response> => {
-    if (c.req.method === 'POST' && !isJson(c.req.header('content-type'))) return unsupportedMediaType(c);
+    const type = c.req.header('content-type');
+    if (c.req.method === 'POST' && !isJsonContentType(type)) return unsupportedMediaType(c);
     const ctx: GraphQLContext = {
       config,
       spending,
@@ -61,8 +63,6 @@ export function createGraphQLHandler(config: Config, spending: SpendingCounters)
     return new Response(response.body, { status: response.status, headers });
   };
 }
-
-const isJson = (type: string | undefined) => /^application\/json\s*(;|$)/i.test(type ?? '');
 
 /**
  * A POST must be JSON: a cross-site HTML form can send form, multipart or text/plain bodies

@@ -5,6 +5,7 @@ import { registerAccount, signIn, signOut } from '../domain/accounts.ts';
 import { UnauthorizedError, ValidationError } from '../domain/errors.ts';
 import { RateLimitedError } from '../domain/signInLimits.ts';
 import { clientAddress, resolveActor, SESSION_COOKIE } from '../http/auth.ts';
+import { isJsonContentType } from '../http/contentType.ts';
 import { readJson } from '../http/errors.ts';
 import { clearedSessionCookies, sessionCookies } from '../http/session.ts';
 import { apiKeyView, userView } from '../http/views.ts';
@@ -14,9 +15,9 @@ import { apiKeyView, userView } from '../http/views.ts';
  * body without the browser asking first, and so sign a victim into the attacker's account.
  */
 async function readCredentials(c: Context): Promise<unknown> {
-  const type = c.req.header('content-type') ?? '';
-  if (!/^application\/json\s*(;|$)/i.test(type)) {
-    const named = type.split(';')[0]?.trim() || 'none';
+  const type = c.req.header('content-type');
+  if (!isJsonContentType(type)) {
+    const named = type?.split(';')[0]?.trim() || 'none';
     throw new ValidationError([{ path: '', message: `Content-Type must be application/json, not ${named}` }]);
   }
   return readJson(c);
