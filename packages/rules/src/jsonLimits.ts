@@ -1,14 +1,29 @@
 /**
  * Bounds on a JSON value a client hands over as a structure of its own: a response schema, the
- * gate's stored one or a request's. Checked before anything walks the value recursively: one
- * nested thousands deep overflows the stack of every recursive walk (zod's, Ajv's, ours), and a
- * large one costs Ajv's compiler time on each request that sends it.
+ * gate's stored one or a request's, a tool's schema, a tool call's input. Checked before anything
+ * walks the value recursively: one nested thousands deep overflows the stack of every recursive
+ * walk (zod's, Ajv's, JSON.stringify's, ours), and a large one costs Ajv's compiler time on each
+ * request that sends it.
  */
 export const RESPONSE_SCHEMA_LIMITS = {
   /** Objects and arrays inside one another, the outermost counted as 1. */
   maxDepth: 64,
   /** The schema as JSON text, in UTF-8 bytes. */
   maxBytes: 65_536,
+  /** Regular expressions in one schema: `pattern` values and `patternProperties` keys. */
+  maxPatterns: 32,
+  /** Characters in one pattern. */
+  maxPatternLength: 1_000,
+  /** Characters in all of a schema's patterns together. */
+  maxPatternsLength: 4_096,
+  /** The largest count of a repetition (`{n}`, `{n,}`, `{n,m}`). */
+  maxRepeat: 100,
+  /**
+   * Characters of all of a schema's patterns once every counted repetition is written out:
+   * RE2 compiles `(ab){3}` as `ababab`, about an instruction per character, each kept in memory
+   * for as long as the compiled schema is.
+   */
+  maxPatternsExpanded: 5_000,
 } as const;
 
 /** True when `value` nests objects and arrays more than `limit` deep; walks without recursion. */
@@ -25,16 +40,146 @@ export function nestsDeeperThan(value: unknown, limit: number): boolean {
   return false;
 }
 
+const tooDeep = `must not nest objects and arrays more than ${RESPONSE_SCHEMA_LIMITS.maxDepth} deep`;
+
 const utf8 = new TextEncoder();
 
-/** Why `schema` is too deep or too large to be a response schema, or null. */
+/**
+ * Why `schema` is too deep or too large to be a response schema, or has patterns that would
+ * cost too much to compile, or null.
+ */
 export function responseSchemaSizeProblem(schema: unknown): string | null {
   const { maxDepth, maxBytes } = RESPONSE_SCHEMA_LIMITS;
-  if (nestsDeeperThan(schema, maxDepth)) {
-    return `must not nest objects and arrays more than ${maxDepth} deep`;
-  }
+  if (nestsDeeperThan(schema, maxDepth)) return tooDeep;
   // Bounded depth first, so that this cannot overflow the stack either.
   const bytes = utf8.encode(JSON.stringify(schema) ?? '').length;
   if (bytes > maxBytes) return `must be at most ${maxBytes} bytes as JSON (this one is ${bytes})`;
+  return patternsProblem(patternsOf(schema));
+}
+
+/**
+ * Every `pattern` string and `patternProperties` key anywhere in `schema`. Data under `const`,
+ * `enum` or `examples` that happens to have such a key is counted too: a bound, not a parser.
+ */
+function patternsOf(schema: unknown): string[] {
+  const found: string[] = [];
+  const pending: unknown[] = [schema];
+  for (let item = pending.pop(); item !== undefined; item = pending.pop()) {
+    if (item === null || typeof item !== 'object') continue;
+    if (Array.isArray(item)) {
+      for (const inner of item) pending.push(inner);
+      continue;
+    }
+    for (const [key, value] of Object.entries(item)) {
+      if (key === 'pattern' && typeof value === 'string') found.push(value);
+      if (
+        key === 'patternProperties' &&
+        value !== null &&
+        typeof value === 'object' &&
+        !Array.isArray(value)
+      ) {
+        found.push(...Object.keys(value));
+      }
+      pending.push(value);
+    }
+  }
+  return found;
+}
+
+const quoted = (pattern: string) =>
+  JSON.stringify(pattern.length > 60 ? `${pattern.slice(0, 57)}...` : pattern);
+
+function patternsProblem(patterns: string[]): string | null {
+  const { maxPatterns, maxPatternLength, maxPatternsLength, maxRepeat, maxPatternsExpanded } =
+    RESPONSE_SCHEMA_LIMITS;
+  if (patterns.length > maxPatterns) {
+    return `must have at most ${maxPatterns} patterns (pattern values and patternProperties keys; this one has ${patterns.length})`;
+  }
+  let length = 0;
+  let expanded = 0;
+  for (const pattern of patterns) {
+    if (pattern.length > maxPatternLength) {
+      return `must have patterns of at most ${maxPatternLength} characters (pattern ${quoted(pattern)} has ${pattern.length})`;
+    }
+    length += pattern.length;
+    const size = expandedLength(pattern);
+    if (typeof size === 'string') {
+      return `must repeat at most ${maxRepeat} times in a pattern (pattern ${quoted(pattern)} has ${size})`;
+    }
+    expanded += size;
+  }
+  if (length > maxPatternsLength) {
+    return `must have patterns of at most ${maxPatternsLength} characters together (these have ${length})`;
+  }
+  if (expanded > maxPatternsExpanded) {
+    return `must have patterns of at most ${maxPatternsExpanded} characters together once their counted repetitions ({n}) are written out (these have ${expanded})`;
+  }
   return null;
+}
+
+/** `{n}`, `{n,}` or `{n,m}`, as JavaScript reads a count after an atom (`{,m}` is literal text). */
+const COUNT = /\{(\d+)(,(\d*))?\}/y;
+
+/**
+ * About how many instructions RE2 compiles `pattern` into: its length with each counted repetition
+ * written out (`a{2,5}` is 5), a group 2 more for recording where it matched (`(ab){3}` is 12); or
+ * the first count over the limit, as written. Read as JavaScript reads a pattern, as
+ * RE2JS.translateRegExp does: an escape is one atom, a class `[...]` is one atom ending at its
+ * first unescaped `]` (so `[]` is empty), a group is one atom as long as what it holds.
+ */
+function expandedLength(pattern: string): number | string {
+  const open: number[] = [0]; // the length so far of each group being read, the outermost first
+  let atom = 0; // the length of the last atom: what a count after it repeats
+  const settle = () => {
+    open[open.length - 1] = (open.at(-1) as number) + atom;
+    atom = 0;
+  };
+  for (let i = 0; i < pattern.length; ) {
+    COUNT.lastIndex = i;
+    const count = COUNT.exec(pattern);
+    if (count) {
+      const [text, least, comma, most] = count;
+      const times = Math.max(Number(least), Number(most || 0)) + (comma && !most ? 1 : 0);
+      if (Math.max(Number(least), Number(most || 0)) > RESPONSE_SCHEMA_LIMITS.maxRepeat) return text;
+      atom *= times;
+      settle();
+      i += text.length;
+      continue;
+    }
+    settle();
+    const c = pattern[i];
+    if (c === '(') {
+      open.push(0);
+      i += 1;
+    } else if (c === ')') {
+      // A group also costs the two instructions that record where it matched.
+      atom = (open.length > 1 ? (open.pop() as number) : 0) + 2;
+      i += 1;
+    } else {
+      atom = 1;
+      i = c === '\\' ? escapeEnd(pattern, i) : c === '[' ? classEnd(pattern, i) : i + 1;
+    }
+  }
+  settle();
+  return open.reduce((sum, length) => sum + length, 0);
+}
+
+/** Where the escape at `i` ends: `\p{L}` and `\u{1F600}` run to their brace, the rest are 2. */
+function escapeEnd(pattern: string, i: number): number {
+  if ('pPu'.includes(pattern[i + 1] ?? '') && pattern[i + 2] === '{') {
+    const close = pattern.indexOf('}', i + 3);
+    return close < 0 ? pattern.length : close + 1;
+  }
+  return i + 2;
+}
+
+/** Where the class opening at `i` ends: past its first unescaped `]`, as in JavaScript. */
+function classEnd(pattern: string, i: number): number {
+  let j = i + 1;
+  if (pattern[j] === '^') j += 1;
+  for (; j < pattern.length; j++) {
+    if (pattern[j] === '\\') j += 1;
+    else if (pattern[j] === ']') return j + 1;
+  }
+  return pattern.length;
 }

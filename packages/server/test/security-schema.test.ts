@@ -48,6 +48,20 @@ function wide(bytes: number): Record<string, unknown> {
   return { type: 'object', properties };
 }
 
+/** A string schema for each pattern, under properties p0, p1, … */
+const withPatterns = (patterns: string[]) => ({
+  type: 'object',
+  properties: Object.fromEntries(patterns.map((pattern, i) => [`p${i}`, { type: 'string', pattern }])),
+});
+
+const { maxPatterns, maxPatternLength, maxPatternsLength, maxRepeat } = RESPONSE_SCHEMA_LIMITS;
+
+/**
+ * Under 64 KB, yet 1,200 patterns that RE2 writes out a thousand times each: compiled, it held the
+ * main thread for seconds and ~91 MB per cached validator, until the heap ran out.
+ */
+const ATTACK = withPatterns(Array.from({ length: 1200 }, (_, i) => `[^x]{1000}N${i}`));
+
 /** Schemas that can never be used, each with the words the refusal must contain. */
 const UNUSABLE: [string, unknown, RegExp][] = [
   ['a $ref to a URL', { $ref: 'https://example.com/schema.json' }, /resolve|reference|\$ref/i],
@@ -63,6 +77,38 @@ const UNUSABLE: [string, unknown, RegExp][] = [
   ['a keyword of the wrong type', { type: 'object', required: 'name' }, /schema/i],
   ['too deep', nested(RESPONSE_SCHEMA_LIMITS.maxDepth + 1), /deep|nest/i],
   ['too large', wide(RESPONSE_SCHEMA_LIMITS.maxBytes + 1), /bytes|large/i],
+  [
+    'too many patterns',
+    withPatterns(Array.from({ length: maxPatterns + 1 }, (_, i) => `^a${i}$`)),
+    /patterns/,
+  ],
+  [
+    'too many patternProperties',
+    {
+      type: 'object',
+      patternProperties: Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`^a${i}`, {}])),
+    },
+    /patterns/,
+  ],
+  ['a pattern too long', withPatterns([`^${'a'.repeat(maxPatternLength)}$`]), /characters/],
+  [
+    'patterns too long together',
+    withPatterns(Array.from({ length: 5 }, (_, i) => `${i}${'a'.repeat(Math.ceil(maxPatternsLength / 5))}`)),
+    /together/,
+  ],
+  ['a count over the limit', withPatterns([`[^x]{${maxRepeat + 1}}N`]), new RegExp(`\\{${maxRepeat + 1}\\}`)],
+  ['a count range over the limit', withPatterns([`^a{1,${maxRepeat + 1}}$`]), /repeat/],
+  ['an open count over the limit', withPatterns([`^a{${maxRepeat + 1},}$`]), /repeat/],
+  [
+    'a count over the limit in patternProperties',
+    { type: 'object', patternProperties: { [`^a{${maxRepeat * 10}}`]: {} } },
+    /repeat/,
+  ],
+  [
+    'counts that multiply past the limit written out',
+    withPatterns(Array.from({ length: 5 }, (_, i) => `((a{10}){10}){10}${i}`)),
+    /written out/,
+  ],
 ];
 
 async function ready() {
@@ -112,6 +158,41 @@ describe('a pattern that backtracks catastrophically', () => {
     );
     const res = await chat(app, user, gate.id);
     expect(res.status, await res.clone().text()).toBe(200);
+  });
+});
+
+describe('patterns that would cost seconds and megabytes to compile', () => {
+  it('are refused promptly with a 400 per request, on /v3/chat and /v1/chat/completions', async () => {
+    expect(JSON.stringify(ATTACK).length).toBeLessThan(RESPONSE_SCHEMA_LIMITS.maxBytes);
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user);
+    const started = performance.now();
+    const res = await chat(app, user, gate.id, { responseFormat: jsonSchemaFormat(ATTACK) });
+    const body = (await res.json()) as NativeError;
+    expect(res.status, JSON.stringify(body).slice(0, 500)).toBe(400);
+    expect(body.error.details?.issues?.[0]?.path).toMatch(/^responseFormat/);
+    expect(body.error.message).toMatch(`at most ${maxPatterns} patterns`);
+    const openAI = await completions(app, user, gate.id, { response_format: jsonSchemaFormat(ATTACK) });
+    const openAIBody = (await openAI.json()) as OpenAIError;
+    expect(openAI.status, JSON.stringify(openAIBody).slice(0, 500)).toBe(400);
+    expect(openAIBody.error.param).toMatch(/^response_?[fF]ormat/);
+    // Compiled, each took 2 to 4.6 seconds.
+    expect(performance.now() - started).toBeLessThan(1500);
+    await ready();
+  });
+
+  it('are refused promptly with a 400 when a gate is saved', async () => {
+    const user = await signUpUser(app);
+    const started = performance.now();
+    const res = await app.request('/v1/gates', {
+      method: 'POST',
+      headers: user.auth,
+      json: gateInput(schemaGate(ATTACK)),
+    });
+    const body = (await res.json()) as NativeError;
+    expect(res.status, JSON.stringify(body).slice(0, 500)).toBe(400);
+    expect(body.error.details?.issues?.map((i) => i.path)).toContain('responseFormatSchema');
+    expect(performance.now() - started).toBeLessThan(1500);
   });
 });
 
@@ -208,6 +289,35 @@ describe('the limits themselves', () => {
     for (const schema of [deep, large]) {
       const gate = await createGate(app, user, schemaGate(schema));
       expect(gate.responseFormatSchema).toEqual(schema);
+      const plain = await createGate(app, user);
+      const res = await chat(app, user, plain.id, { responseFormat: jsonSchemaFormat(schema) });
+      expect(res.status, (await res.clone().text()).slice(0, 300)).toBe(200);
+    }
+  });
+
+  it('accept distinct schemas with patterns near every limit, on a gate and per request', async () => {
+    const user = await signUpUser(app);
+    const words = (n: number, width: number) =>
+      Array.from({ length: n }, (_, i) => `w${String(i).padStart(width, '0')}`).join('|');
+    const nearLimits = [
+      // As many patterns as allowed, each repeating as often as allowed.
+      Array.from({ length: maxPatterns }, (_, i) => `^[a-z]{1,${maxRepeat}}$|^${i}$`),
+      // Patterns as long as allowed, together nearly as long as allowed.
+      Array.from({ length: 4 }, (_, i) => {
+        const start = `^(mock|${words(140, 4)}|x${i}|`;
+        return `${start}${'z'.repeat(maxPatternLength - start.length - 2)})$`;
+      }),
+      // Counts that multiply to nearly as much as may be written out.
+      Array.from({ length: 4 }, (_, i) => `^(?:[a-z]{1,${maxRepeat}}){1,10}$|^${i}$`),
+    ];
+    for (const patterns of nearLimits) {
+      expect(patterns.join('').length).toBeLessThanOrEqual(maxPatternsLength);
+      expect(Math.max(...patterns.map((p) => p.length))).toBeLessThanOrEqual(maxPatternLength);
+      // Every pattern matches the mock's answer for a string, "mock".
+      const schema = withPatterns(patterns);
+      const gate = await createGate(app, user, schemaGate(schema));
+      const stored = await chat(app, user, gate.id);
+      expect(stored.status, (await stored.clone().text()).slice(0, 300)).toBe(200);
       const plain = await createGate(app, user);
       const res = await chat(app, user, plain.id, { responseFormat: jsonSchemaFormat(schema) });
       expect(res.status, (await res.clone().text()).slice(0, 300)).toBe(200);

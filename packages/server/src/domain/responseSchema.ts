@@ -7,7 +7,9 @@
  * Patterns (`pattern`, `patternProperties`) run on RE2 (re2js), whose matching takes time linear
  * in the input. JavaScript's own engine backtracks: `^(a+)+$` against 30 characters holds the
  * whole process for seconds, doubling with each one more. The price is RE2's syntax: a pattern
- * with lookaround or a backreference is refused where the schema is given.
+ * with lookaround or a backreference is refused where the schema is given. RE2 compiles a counted
+ * repetition by writing it out, so the number, length and counts of patterns are bounded
+ * (RESPONSE_SCHEMA_LIMITS) before anything is compiled.
  *
  * Not imported by the dashboard (through rules/gate.ts): Ajv and RE2 stay on the server.
  */
@@ -42,7 +44,9 @@ function re2(pattern: string): { test(text: string): boolean } {
 // Ajv reads `code` only to print standalone validation code, which is never generated here.
 re2.code = 'RE2JS.compile';
 
-const CACHE_SIZE = 1000;
+// A validator within RESPONSE_SCHEMA_LIMITS keeps up to about 1 MB (a 64 KB schema with its
+// patterns at the limits), so a full cache holds about 100 MB at worst.
+const CACHE_SIZE = 100;
 
 function newAjv() {
   // addUsedSchema: false, so a schema's $id is never registered for the next one to $ref; no
