@@ -8,7 +8,8 @@ import path from 'node:path';
 import { type DocumentNode, type FragmentDefinitionNode, Kind, parse, print, visit } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { useTestApp } from './support/app.ts';
-import { signUpUser, type TestUser } from './support/factories.ts';
+import { chat } from './support/chat.ts';
+import { createGate, signUpUser, type TestUser } from './support/factories.ts';
 
 const ALLOWED_ORIGIN = 'https://console.example.test';
 const app = useTestApp({ GATEHOUSE_CORS_ORIGINS: ALLOWED_ORIGIN });
@@ -18,8 +19,12 @@ type GraphQLBody = {
   errors?: { message: string; extensions?: { code?: string } }[];
 };
 
-async function post(query: string, headers: Record<string, string> = {}) {
-  const res = await app.request('/graphql', { method: 'POST', headers, json: { query } });
+async function post(
+  query: string,
+  headers: Record<string, string> = {},
+  variables?: Record<string, unknown>,
+) {
+  const res = await app.request('/graphql', { method: 'POST', headers, json: { query, variables } });
   return { res, body: (await res.json()) as GraphQLBody };
 }
 
@@ -97,6 +102,49 @@ describe('GraphQL documents too costly to answer', () => {
       const refusals = (body.errors ?? []).filter((e) => /limit|too large/i.test(e.message));
       expect(refusals, name).toEqual([]);
     }
+  });
+});
+
+describe('log entries in lists', () => {
+  const PAYLOADS = 'attempts metadata providerRequest providerResponse';
+
+  it('bound the rows of an operation when first is a variable (the review’s 315 MB answer)', async () => {
+    const user = await signUpUser(app);
+    const page = 'logs(first: $n) { edges { node { id toolResults } } }';
+    const pages = (count: number) =>
+      `query($n: Int) { ${Array.from({ length: count }, (_, i) => `a${i}: ${page}`).join(' ')} }`;
+    const { res, body } = await post(pages(15), user.auth, { n: 200 });
+    expectRefused(res, body, /at most 500 rows over all its lists/);
+    await expectReady();
+    const within = await post(pages(2), user.auth, { n: 200 });
+    expect(within.body.errors).toBeUndefined();
+  });
+
+  it('carry no payloads: each payload field names log(id), which still has them', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user);
+    expect((await chat(app, user, gate.id)).status).toBe(200);
+    await app.runtime.logs.drain();
+    for (const field of PAYLOADS.split(' ')) {
+      for (const listed of [
+        `query { logs(first: 5) { edges { node { id ${field} } } } }`,
+        `query { overview { recentRequests { id ${field} } } }`,
+      ]) {
+        const { body } = await post(listed, user.auth);
+        expect(body.errors?.[0]?.message, listed).toBe(
+          `${field} is given by log(id) only, not on a list of entries: ask for the entry by its id`,
+        );
+      }
+    }
+    const { body } = await post('query { logs(first: 1) { edges { node { id } } } }', user.auth);
+    const [edge] = (body.data as { logs: { edges: { node: { id: string } }[] } }).logs.edges;
+    const id = edge?.node.id;
+    const one = await post(`query($id: ID!) { log(id: $id) { ${PAYLOADS} } }`, user.auth, { id });
+    expect(one.body.errors).toBeUndefined();
+    expect(one.body.data?.log).toMatchObject({
+      providerRequest: expect.any(Object),
+      attempts: expect.any(Array),
+    });
   });
 });
 

@@ -3,6 +3,7 @@ import type { Config } from '../config.ts';
 import type { DomainError } from '../domain/errors.ts';
 import type { SpendingCounters } from '../domain/spending.ts';
 import type { Actor } from '../http/auth.ts';
+import { DOCUMENT_LIMITS } from './protection.ts';
 
 export type GraphQLContext = {
   config: Config;
@@ -15,6 +16,8 @@ export type GraphQLContext = {
   clientAddress: string;
   /** The data plane's spending counters (runtime.ts): gates read and change through them. */
   spending: SpendingCounters;
+  /** Rows this operation's lists have asked for so far (countRows). */
+  listedRows: number;
 };
 
 /** The signed-in caller, or an UNAUTHENTICATED error saying why there is none. */
@@ -32,5 +35,19 @@ export function requireActor(ctx: GraphQLContext): Actor {
 export function refuseForgedRequest(ctx: GraphQLContext): void {
   if (ctx.actorError?.code === 'forbidden') {
     throw new GraphQLError(ctx.actorError.message, { extensions: { code: 'FORBIDDEN' } });
+  }
+}
+
+/**
+ * Counts a list's page against the operation's rows, before it is read: graphql-armor's cost
+ * counts `first: $n` as 1, so 15 aliases of `logs(first: $n)` with n = 200 would pass it.
+ */
+export function countRows(ctx: GraphQLContext, rows: number): void {
+  ctx.listedRows += rows;
+  if (ctx.listedRows > DOCUMENT_LIMITS.listedRows) {
+    throw new GraphQLError(
+      `An operation may list at most ${DOCUMENT_LIMITS.listedRows} rows over all its lists (the sum of their first); this one asks for ${ctx.listedRows}`,
+      { extensions: { code: 'BAD_USER_INPUT' } },
+    );
   }
 }

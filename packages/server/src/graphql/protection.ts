@@ -19,6 +19,8 @@ export const DOCUMENT_LIMITS = {
   depth: 10,
   directives: 10,
   cost: 20_000,
+  /** Rows over all the lists of an operation, `first: $n` included (context.ts countRows). */
+  listedRows: 500,
 };
 
 /** Refuses a query string over the byte limit before the parser sees it (413). */

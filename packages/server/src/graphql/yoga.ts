@@ -46,6 +46,7 @@ export function createGraphQLHandler(config: Config, spending: SpendingCounters)
       actorError: null,
       cookies: [],
       clientAddress: clientAddress(c, config),
+      listedRows: 0,
     };
     const hasCredentials = c.req.header('authorization') !== undefined || c.req.header('cookie');
     if (hasCredentials) {

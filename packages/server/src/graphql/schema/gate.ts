@@ -18,7 +18,7 @@ import {
 } from '../../domain/gates.ts';
 import type { Gate } from '../../generated/prisma/client.ts';
 import { builder } from '../builder.ts';
-import { type GraphQLContext, requireActor } from '../context.ts';
+import { countRows, type GraphQLContext, requireActor } from '../context.ts';
 import {
   AnalysisMethod,
   ReanalysisPeriod,
@@ -193,8 +193,10 @@ builder.queryFields((t) => ({
       userInput(async () => {
         const q = parseWith(gateConnectionArgs, args);
         const backward = q.before != null || q.last != null;
+        const size = q.first ?? q.last ?? DEFAULT_PAGE_SIZE;
+        countRows(ctx, size);
         const { items, more } = await gatesPage(requireActor(ctx).user.id, {
-          size: q.first ?? q.last ?? DEFAULT_PAGE_SIZE,
+          size,
           direction: backward ? 'backward' : 'forward',
           cursor: q.after ?? q.before ?? undefined,
           cursorField: q.before != null ? 'before' : 'after',
