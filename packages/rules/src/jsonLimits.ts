@@ -5,6 +5,8 @@
  * walk (zod's, Ajv's, JSON.stringify's, ours), and a large one costs Ajv's compiler time on each
  * request that sends it.
  */
+import { z } from 'zod';
+
 export const RESPONSE_SCHEMA_LIMITS = {
   /** Objects and arrays inside one another, the outermost counted as 1. */
   maxDepth: 64,
@@ -41,6 +43,14 @@ export function nestsDeeperThan(value: unknown, limit: number): boolean {
 }
 
 const tooDeep = `must not nest objects and arrays more than ${RESPONSE_SCHEMA_LIMITS.maxDepth} deep`;
+
+/**
+ * A JSON object of the client's that the gateway translates, forwards and logs (a tool's schema,
+ * a tool call's input): at most as deep as a response schema.
+ */
+export const boundedJsonObject = z
+  .record(z.string(), z.unknown())
+  .refine((value) => !nestsDeeperThan(value, RESPONSE_SCHEMA_LIMITS.maxDepth), tooDeep);
 
 const utf8 = new TextEncoder();
 

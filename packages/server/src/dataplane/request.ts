@@ -3,7 +3,7 @@
  * /v1/chat/completions (OpenAI's wire format). Both parse into one ChatRequest.
  */
 
-import { nestsDeeperThan, RESPONSE_SCHEMA_LIMITS } from '@gatehouse/rules/jsonLimits';
+import { boundedJsonObject } from '@gatehouse/rules/jsonLimits';
 import { z } from 'zod';
 import type {
   ChatMessage,
@@ -62,15 +62,7 @@ const toolDefinition = z.object({
   function: z.object({
     name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, _ or -'),
     description: z.string().optional(),
-    // A JSON schema of the client's: bounded like a response schema, or the walks that copy it
-    // (the provider's request, the log row) overflow the stack on one nested thousands deep.
-    parameters: z
-      .record(z.string(), z.unknown())
-      .refine(
-        (v) => !nestsDeeperThan(v, RESPONSE_SCHEMA_LIMITS.maxDepth),
-        `must not nest objects and arrays more than ${RESPONSE_SCHEMA_LIMITS.maxDepth} deep`,
-      )
-      .optional(),
+    parameters: boundedJsonObject.optional(),
     strict: z.boolean().nullable().optional(),
   }),
 });

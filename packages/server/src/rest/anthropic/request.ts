@@ -3,7 +3,7 @@
  * turned into the gateway's ChatRequest, whatever provider the gate then routes to. What only
  * Anthropic reads (cache marks, thinking, is_error) rides along for its adapter; the others drop it.
  */
-import { nestsDeeperThan, RESPONSE_SCHEMA_LIMITS } from '@gatehouse/rules/jsonLimits';
+import { boundedJsonObject } from '@gatehouse/rules/jsonLimits';
 import { z } from 'zod';
 import type { ChatRequest } from '../../dataplane/request.ts';
 import type {
@@ -17,18 +17,6 @@ import type {
 } from '../../providers/types.ts';
 
 const text = z.string().max(5_000_000);
-/**
- * A structure of the client's (a tool's schema, a tool call's input), bounded like a response
- * schema: the walks that copy it (the provider's request, the log row) would overflow the stack
- * on one nested thousands deep.
- */
-const { maxDepth } = RESPONSE_SCHEMA_LIMITS;
-const jsonObject = z
-  .record(z.string(), z.unknown())
-  .refine(
-    (v) => !nestsDeeperThan(v, maxDepth),
-    `must not nest objects and arrays more than ${maxDepth} deep`,
-  );
 const cacheControl = z
   .object({ type: z.literal('ephemeral'), ttl: z.enum(['5m', '1h']).optional() })
   .nullish()
@@ -51,7 +39,7 @@ const toolUseBlock = z.object({
   type: z.literal('tool_use'),
   id: z.string().min(1),
   name: z.string().min(1),
-  input: jsonObject,
+  input: boundedJsonObject,
   cache_control: cacheControl,
 });
 const toolResultBlock = z.object({
@@ -93,7 +81,7 @@ const tool = z.object({
   type: z.literal('custom', 'only client tools (type "custom" or none) are supported').optional(),
   name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, _ or -'),
   description: z.string().optional(),
-  input_schema: jsonObject,
+  input_schema: boundedJsonObject,
   cache_control: cacheControl,
 });
 
