@@ -151,3 +151,116 @@ describe('a provider that reports more completion tokens than it was allowed', (
     expect(after.spendingStatus).toBe('suspended');
   });
 });
+
+describe('attempts the provider billed but the gateway could not use', () => {
+  const contract = {
+    responseFormatEnabled: true,
+    responseFormatType: 'json_schema',
+    responseFormatSchema: { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] },
+  };
+
+  it('are charged against a block limit, so answers that break the JSON contract cannot spend past it', async () => {
+    const user = await signUpUser(app);
+    const maxTokens = 100;
+    const worst = worstCaseCost([MODEL], { messages: [{ role: 'user', content: 'hi' }], maxTokens });
+    const limit = Number((3 * worst).toFixed(8));
+    const gate = await createGate(app, user, {
+      model: MODEL,
+      routingStrategy: 'single',
+      maxTokens,
+      spendingLimit: limit,
+      spendingEnforcement: 'block',
+      ...contract,
+    });
+    emulator.upstream.reset();
+    // Each answer is billed in full and is not the JSON the gate promises.
+    const broken = (request: RecordedRequest) => ({
+      type: 'json' as const,
+      body: completion('openai', {
+        content: 'not json',
+        usage: { prompt: 12, completion: capOf(request) ?? 0 },
+      }),
+    });
+    emulator.upstream.reply(...Array.from({ length: 10 }, () => broken));
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) statuses.push((await race(gate.id, user.auth, 1, 'hi'))[0]?.status ?? 0);
+
+    // Every provider call was billed: three fit under the limit, then the gate refuses.
+    expect(statuses.filter((s) => s === 502).length).toBeGreaterThan(0);
+    expect(statuses.filter((s) => s === 502).length).toBeLessThanOrEqual(3);
+    expect(statuses.at(-1)).toBe(402);
+    const entries = await logEntriesOf(app, gate.id);
+    const charged = entries.reduce((sum, e) => sum + Number(e.costUsd), 0);
+    expect(charged).toBeGreaterThan(0);
+    const after = await readGate(app, user, gate.id);
+    expect(after.spendingCurrent).toBeCloseTo(charged, 8);
+    expect(after.spendingCurrent).toBeLessThanOrEqual(limit);
+    expect(emulator.upstream.requests.length).toBe(statuses.filter((s) => s === 502).length);
+  });
+
+  it('are charged besides the answer of the fallback, and reserved for before it is called', async () => {
+    const user = await signUpUser(app);
+    const maxTokens = 100;
+    const worst = worstCaseCost([MODEL], { messages: [{ role: 'user', content: 'hi' }], maxTokens });
+    const gate = await createGate(app, user, {
+      model: MODEL,
+      routingStrategy: 'fallback',
+      fallbackModels: ['openai/gpt-4.1-nano'],
+      maxTokens,
+      spendingLimit: Number((10 * worst).toFixed(8)),
+      spendingEnforcement: 'block',
+      ...contract,
+    });
+    emulator.upstream.reset();
+    emulator.upstream.reply(
+      billing(() => 40, 0),
+      (request: RecordedRequest) => ({
+        type: 'json' as const,
+        body: completion('openai', {
+          content: '{"a":"yes"}',
+          usage: { prompt: 12, completion: capOf(request) ? 5 : 0 },
+        }),
+      }),
+    );
+    const [res] = await race(gate.id, user.auth, 1, 'hi');
+    expect(res?.status).toBe(200);
+    const answer = (await res?.json()) as { costUsd: number };
+    const [entry] = await logEntriesOf(app, gate.id);
+    const attempts = entry?.attempts as { ok: boolean; costUsd?: number }[];
+    expect(attempts.map((a) => a.ok)).toEqual([false, true]);
+    expect(attempts[0]?.costUsd).toBeGreaterThan(0);
+    // The client is told the whole cost: the broken answer and the one it got.
+    expect(answer.costUsd).toBeGreaterThan(attempts[0]?.costUsd ?? 0);
+    expect(Number(entry?.costUsd)).toBeCloseTo(answer.costUsd, 8);
+    expect((await readGate(app, user, gate.id)).spendingCurrent).toBeCloseTo(answer.costUsd, 8);
+  });
+
+  it('stop with a 402 before a fallback whose worst case no longer fits beside what was charged', async () => {
+    const user = await signUpUser(app);
+    const maxTokens = 100;
+    const worst = worstCaseCost(['openai/gpt-4.1-nano', MODEL], {
+      messages: [{ role: 'user', content: 'hi' }],
+      maxTokens,
+    });
+    const gate = await createGate(app, user, {
+      model: MODEL,
+      routingStrategy: 'fallback',
+      fallbackModels: ['openai/gpt-4.1-nano'],
+      maxTokens,
+      spendingLimit: Number((1.2 * worst).toFixed(8)),
+      spendingEnforcement: 'block',
+      ...contract,
+    });
+    emulator.upstream.reset();
+    // The primary's broken answer is billed at its whole output cap.
+    emulator.upstream.reply(billing((cap) => cap ?? 0, 0));
+    const [res] = await race(gate.id, user.auth, 1, 'hi');
+    expect(res?.status).toBe(402);
+    expect(emulator.upstream.requests).toHaveLength(1);
+    const [entry] = await logEntriesOf(app, gate.id);
+    const after = await readGate(app, user, gate.id);
+    expect(Number(entry?.costUsd)).toBeGreaterThan(0);
+    expect(after.spendingCurrent).toBeCloseTo(Number(entry?.costUsd), 8);
+    expect(after.spendingCurrent).toBeLessThanOrEqual(Number((1.2 * worst).toFixed(8)));
+  });
+});

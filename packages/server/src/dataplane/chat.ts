@@ -31,6 +31,8 @@ export type Attempt = {
   status: number | null;
   error: string | null;
   latencyMs: number;
+  /** What a failed attempt is charged (see failedAttemptCost); absent on the one that answered. */
+  costUsd?: number;
 };
 
 export type ChatOutcome = {
@@ -148,6 +150,8 @@ type Trace = {
   attempts: Attempt[];
   ignoredOverrides: string[];
   lastError: ProviderError | null;
+  /** What the failed attempts were charged (failedAttemptCost). */
+  failedCostUsd: number;
 };
 
 type LogFields = {
@@ -158,6 +162,8 @@ type LogFields = {
     spendingCrossed: boolean;
   };
   error?: DomainError;
+  /** A failed request's cost: what its attempts were charged. */
+  costUsd?: number;
 };
 
 function logEntryOf(t: Trace, fields: LogFields): LogEntryData {
@@ -177,7 +183,7 @@ function logEntryOf(t: Trace, fields: LogFields): LogEntryData {
     promptTokens: fields.outcome?.usage.promptTokens ?? 0,
     completionTokens: fields.outcome?.usage.completionTokens ?? 0,
     tokensEstimated: fields.outcome?.tokensEstimated ?? false,
-    costUsd: fields.outcome?.costUsd ?? 0,
+    costUsd: fields.outcome?.costUsd ?? fields.costUsd ?? 0,
     latencyMs: Math.round(performance.now() - t.started),
     success: fields.success,
     statusCode: fields.statusCode,
@@ -261,6 +267,7 @@ async function attempt(
   if (violation) {
     const error = new ProviderError('invalid_response', violation, null, completion.providerResponse);
     error.providerRequest = completion.providerRequest;
+    error.usage = completion.usage ?? (await estimateUsage(sent, completion));
     throw error;
   }
   if (hooks.onDelta && buffered.length > 0) {
@@ -271,10 +278,35 @@ async function attempt(
   return completion;
 }
 
-/** Tries the models in order until one answers, recording each attempt in the trace. */
-async function routeAttempts(deps: DataPlaneDeps, t: Trace, plan: Plan, hooks: ChatHooks) {
+/**
+ * What a failed attempt may have cost. Nothing when the provider refused it (an error status is
+ * not billed) or was never reached; what it reported when it answered and the answer was refused
+ * here (a broken JSON contract); otherwise (timed out, cut off, left by the client) the provider
+ * may have billed it in full, so its worst case: a block limit must hold against that too.
+ */
+function failedAttemptCost(failure: ProviderError, model: string, params: ChatParams): number {
+  if (failure.kind === 'http' || failure.kind === 'content_policy' || failure.kind === 'not_configured')
+    return 0;
+  if (failure.unreached) return 0;
+  if (failure.usage) return costOf(model, failure.usage);
+  return worstCaseCost([model], params);
+}
+
+/**
+ * Tries the models in order until one answers, recording each attempt (and what a failed one
+ * cost) in the trace. `beforeAttempt` runs before each model is called: a block gate reserves
+ * there what the attempts so far and this one may cost.
+ */
+async function routeAttempts(
+  deps: DataPlaneDeps,
+  t: Trace,
+  plan: Plan,
+  hooks: ChatHooks,
+  beforeAttempt: (model: string) => Promise<void>,
+) {
   const emit = { started: false };
   for (const model of plan.order) {
+    await beforeAttempt(model);
     const t0 = performance.now();
     try {
       const completion = await attempt(deps, model, plan.params, hooks, emit, {
@@ -283,14 +315,7 @@ async function routeAttempts(deps: DataPlaneDeps, t: Trace, plan: Plan, hooks: C
         ignoredOverrides: t.ignoredOverrides,
       });
       const latencyMs = Math.round(performance.now() - t0);
-      t.attempts.push({
-        model,
-        provider: providerOf(model),
-        ok: true,
-        status: 200,
-        error: null,
-        latencyMs,
-      });
+      t.attempts.push({ model, provider: providerOf(model), ok: true, status: 200, error: null, latencyMs });
       return { completion, modelUsed: model };
     } catch (error) {
       const failure =
@@ -298,14 +323,16 @@ async function routeAttempts(deps: DataPlaneDeps, t: Trace, plan: Plan, hooks: C
           ? error
           : new ProviderError('network', (error as Error).message ?? String(error));
       t.lastError = failure;
-      const latencyMs = Math.round(performance.now() - t0);
+      const costUsd = failedAttemptCost(failure, model, plan.params);
+      t.failedCostUsd += costUsd;
       t.attempts.push({
         model,
         provider: providerOf(model),
         ok: false,
         status: failure.status,
         error: failure.message,
-        latencyMs,
+        latencyMs: Math.round(performance.now() - t0),
+        costUsd,
       });
       // A stream can change model only until its first byte has gone to the client.
       if (!failure.retryable || emit.started || hooks.signal?.aborted) break;
@@ -314,27 +341,47 @@ async function routeAttempts(deps: DataPlaneDeps, t: Trace, plan: Plan, hooks: C
   throw failureFor(t.lastError as ProviderError, t.attempts);
 }
 
-/** Reserves a block gate's worst case, or refuses the request with a 402. */
-async function reserveSpending(deps: DataPlaneDeps, gate: Gate, plan: Plan): Promise<Reservation> {
-  const reservation = await deps.ledger.reserve(gate.id, worstCaseCost(plan.order, plan.params));
-  if (!reservation) {
-    throw new DomainError(
-      'spending_limit_exceeded',
-      `Gate "${gate.name}" has reached its ${gate.spendingLimitPeriod} spending limit of $${Number(gate.spendingLimit)}; raise or lift the limit, or wait for the period to reset`,
-    );
-  }
-  return reservation;
+function spendingLimitReached(gate: Gate): DomainError {
+  return new DomainError(
+    'spending_limit_exceeded',
+    `Gate "${gate.name}" has reached its ${gate.spendingLimitPeriod} spending limit of $${Number(gate.spendingLimit)}; raise or lift the limit, or wait for the period to reset`,
+  );
 }
 
 /**
- * Records what an answer cost. The answer exists and was paid for: failing to record its
- * spending is reported, never turned into an error for the client (nor into a second
- * settlement at zero).
+ * A block gate's reservations for one request. The first covers the worst case of any one
+ * attempt; before a fallback, when failed attempts were charged, more is reserved so that what
+ * they cost plus the next attempt's worst case is covered, or the request stops with a 402.
  */
-async function recordSpending(deps: DataPlaneDeps, gate: Gate, held: Reservation | null, costUsd: number) {
+function reservationsFor(deps: DataPlaneDeps, gate: Gate, t: Trace, plan: Plan) {
+  const held: Reservation[] = [];
+  let reserved = 0;
+  async function reserve(amount: number) {
+    const reservation = await deps.ledger.reserve(gate.id, amount);
+    if (!reservation) throw spendingLimitReached(gate);
+    held.push(reservation);
+    reserved += amount;
+  }
+  return {
+    held,
+    first: () => reserve(worstCaseCost(plan.order, plan.params)),
+    beforeAttempt: async (model: string) => {
+      const needed = t.failedCostUsd + worstCaseCost([model], plan.params);
+      if (needed > reserved) await reserve(needed - reserved);
+    },
+  };
+}
+
+/**
+ * Records what a request cost (its answer and any failed attempts): settles its reservations, or
+ * adds the cost to a gate without a block limit. The cost was paid: failing to record it is
+ * reported, never turned into an error for the client (nor into a second settlement at zero).
+ */
+async function recordSpending(deps: DataPlaneDeps, gate: Gate, held: Reservation[], costUsd: number) {
   try {
-    if (held) await deps.ledger.settle(held, costUsd);
-    else {
+    if (held.length > 0) {
+      await Promise.all(held.map((r, i) => deps.ledger.settle(r, i === 0 ? costUsd : 0)));
+    } else if (costUsd > 0 || gate.spendingLimit !== null) {
       const s = await deps.ledger.add(gate.id, costUsd, gate.spendingLimit !== null);
       return { spendingWarning: s.overLimit, spendingCrossed: s.crossed };
     }
@@ -363,23 +410,28 @@ async function chat(
     attempts: [],
     ignoredOverrides: [],
     lastError: null,
+    failedCostUsd: 0,
   };
-  let reservation: Reservation | null = null;
+  let held: Reservation[] = [];
+  let recorded = false;
   try {
     t.request = parse();
     const plan = planFor(gate, t.request, deps.random ?? Math.random);
     t.ignoredOverrides = plan.ignoredOverrides;
+    let beforeAttempt = async (_model: string) => {};
     if (isBlocking(gate)) {
       // The reservation assumes an output cap: the provider must be held to the same one.
       plan.params = withOutputCap(plan.params);
-      reservation = await reserveSpending(deps, gate, plan);
+      const reservations = reservationsFor(deps, gate, t, plan);
+      held = reservations.held;
+      await reservations.first();
+      beforeAttempt = reservations.beforeAttempt;
     }
-    const { completion, modelUsed } = await routeAttempts(deps, t, plan, hooks);
+    const { completion, modelUsed } = await routeAttempts(deps, t, plan, hooks, beforeAttempt);
     const reported = completion.usage;
     const usage = reported ?? (await estimateUsage(plan.params, completion));
-    const costUsd = costOf(modelUsed, usage);
-    const held = reservation;
-    reservation = null;
+    const costUsd = costOf(modelUsed, usage) + t.failedCostUsd;
+    recorded = true;
     const { spendingWarning, spendingCrossed } = await recordSpending(deps, gate, held, costUsd);
 
     const outcome: ChatOutcome = {
@@ -404,14 +456,22 @@ async function chat(
     );
     return outcome;
   } catch (error) {
-    if (reservation) await deps.ledger.settle(reservation, 0).catch(() => {});
+    // Failed attempts the provider may have billed count against the gate like an answer.
+    if (!recorded && (held.length > 0 || t.failedCostUsd > 0)) {
+      await recordSpending(deps, gate, held, t.failedCostUsd);
+    }
     const domainError =
       error instanceof DomainError
         ? error
         : new ChatFailure('upstream_error', 'The request failed inside the gateway', t.attempts);
     if (!(error instanceof DomainError)) console.error('chat: unexpected failure', error);
     await deps.logs.add(
-      logEntryOf(t, { success: false, statusCode: HTTP_STATUS[domainError.code], error: domainError }),
+      logEntryOf(t, {
+        success: false,
+        statusCode: HTTP_STATUS[domainError.code],
+        error: domainError,
+        costUsd: t.failedCostUsd,
+      }),
     );
     throw domainError;
   }

@@ -48,6 +48,19 @@ const NETWORK_REASONS: Record<string, string> = {
   UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'TLS certificate rejected',
 };
 
+/** Failures of the connection itself: the request never reached the provider, so nothing was billed. */
+const UNREACHED = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'CERT_HAS_EXPIRED',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+]);
+
 function networkError(error: unknown, signal: AbortSignal, url?: string): ProviderError {
   if (signal.aborted) {
     const reason = signal.reason as { name?: string } | undefined;
@@ -65,7 +78,9 @@ function networkError(error: unknown, signal: AbortSignal, url?: string): Provid
     error instanceof undiciErrors.UndiciError || error instanceof Error ? error.message : String(error);
   console.error(`provider: ${url ?? 'request'} failed: ${detail}${code ? ` (${code})` : ''}`);
   const reason = NETWORK_REASONS[code as string] ?? 'network error';
-  return new ProviderError('network', `Could not reach the provider (${reason})`);
+  const failure = new ProviderError('network', `Could not reach the provider (${reason})`);
+  failure.unreached = UNREACHED.has(code as string);
+  return failure;
 }
 
 /** FastAPI-style validation details (Mistral's 422s): `[{loc: ['body', 'x'], msg}]`. */

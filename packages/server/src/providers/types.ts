@@ -156,6 +156,10 @@ export class ProviderError extends Error {
   readonly retryable: boolean;
   /** The exact JSON the attempt sent, for the log (set by withWireRequest). */
   providerRequest: unknown = null;
+  /** The request never reached the provider (refused connection, unknown host): nothing billed. */
+  unreached = false;
+  /** What the provider reported it billed, when it answered and the answer was refused here. */
+  usage: Usage | null = null;
   constructor(
     readonly kind: ProviderErrorKind,
     message: string,
