@@ -52,6 +52,8 @@ const envSchema = z.object({
   GATEHOUSE_GRAPHQL_INTROSPECTION: flag,
   GATEHOUSE_SIGNIN_ACCOUNT_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(10),
   GATEHOUSE_SIGNIN_ADDRESS_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(100),
+  // Unset: 10 times GATEHOUSE_SIGNIN_ACCOUNT_LIMIT.
+  GATEHOUSE_SIGNIN_ACCOUNT_WIDE_LIMIT: z.coerce.number().int().min(1).max(10_000_000).optional(),
   GATEHOUSE_SIGNIN_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
   GATEHOUSE_TRUST_PROXY: flag,
   // How long a client may take to send its request (slow clients hold a connection each). Node
@@ -120,7 +122,12 @@ export type Config = {
   corsOrigins: string[];
   /** Introspection and field suggestions on /graphql: on outside production, or when asked. */
   graphqlIntrospection: boolean;
-  signInLimits: { accountFailures: number; addressFailures: number; windowSeconds: number };
+  signInLimits: {
+    accountFailures: number;
+    addressFailures: number;
+    accountWideFailures: number;
+    windowSeconds: number;
+  };
   /** Take the client's address from X-Forwarded-For (its last entry), as a reverse proxy sets it. */
   trustProxy: boolean;
   /** Node's server timeouts: the headers, the whole request (headers and body), an idle connection. */
@@ -171,6 +178,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signInLimits: {
       accountFailures: e.GATEHOUSE_SIGNIN_ACCOUNT_LIMIT,
       addressFailures: e.GATEHOUSE_SIGNIN_ADDRESS_LIMIT,
+      accountWideFailures: e.GATEHOUSE_SIGNIN_ACCOUNT_WIDE_LIMIT ?? 10 * e.GATEHOUSE_SIGNIN_ACCOUNT_LIMIT,
       windowSeconds: e.GATEHOUSE_SIGNIN_WINDOW_SECONDS,
     },
     trustProxy: e.GATEHOUSE_TRUST_PROXY,

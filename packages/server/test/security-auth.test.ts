@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
+import { signInCounts } from '../src/domain/signInLimits.ts';
 import { useTestApp } from './support/app.ts';
 import { graphql, signUpUser, type TestUser } from './support/factories.ts';
 
@@ -58,15 +59,53 @@ async function expectRateLimited(res: Response) {
 const wrong = (user: TestUser) => `${user.password}-wrong`;
 
 describe('sign-in rate limits', () => {
-  it('refuse an account after its limit of failures, with 429 and Retry-After, right password or not', async () => {
+  it('refuse an account from an address after its limit of failures there, with 429 and Retry-After, right password or not', async () => {
     const user = await signUpUser(app);
     const address = newAddress();
     for (let i = 0; i < 3; i++) expect((await signIn(user.email, wrong(user), address)).status).toBe(401);
     await expectRateLimited(await signIn(user.email, wrong(user), address));
-    await expectRateLimited(await signIn(user.email, user.password, newAddress()));
+    await expectRateLimited(await signIn(user.email, user.password, address));
     // Keys and live sessions are not sign-ins: the owner keeps working.
     expect((await app.request('/v1/gates', { headers: user.auth })).status).toBe(200);
     expect((await app.request('/v1/gates', { headers: { cookie: user.cookie } })).status).toBe(200);
+  });
+
+  it('never lock the owner out from one attacker’s address: the owner signs in from another', async () => {
+    const user = await signUpUser(app);
+    const attacker = newAddress();
+    for (let i = 0; i < 12; i++) {
+      const res = await signIn(user.email, wrong(user), attacker);
+      expect(res.status).toBe(i < 3 ? 401 : 429);
+    }
+    expect((await signIn(user.email, user.password, newAddress())).status).toBe(200);
+    await expectRateLimited(await signIn(user.email, user.password, attacker));
+  });
+
+  it('refuse an account from every address once many addresses failed it (10 times the limit)', async () => {
+    expect(app.config.signInLimits.accountWideFailures).toBe(30);
+    const user = await signUpUser(app);
+    for (let a = 0; a < 10; a++) {
+      const address = newAddress();
+      for (let i = 0; i < 3; i++) expect((await signIn(user.email, wrong(user), address)).status).toBe(401);
+    }
+    const limited = await signIn(user.email, user.password, newAddress());
+    await expectRateLimited(limited);
+  });
+
+  it('keep no counter for the accounts a refused address names', async () => {
+    const address = newAddress();
+    for (let i = 0; i < 6; i++) {
+      expect((await signIn(`nobody-${randomUUID()}@example.test`, 'some password', address)).status).toBe(
+        401,
+      );
+    }
+    for (let i = 0; i < 20; i++) {
+      const email = `nobody-${randomUUID()}@example.test`;
+      await expectRateLimited(await signIn(email, 'some password', address));
+      const counts = await signInCounts(app.config.signInLimits, { email, address });
+      expect(counts).toMatchObject({ pair: null, account: null });
+      expect(counts.address).toBeGreaterThanOrEqual(6);
+    }
   });
 
   it('count REST and GraphQL failures together', async () => {
@@ -121,6 +160,13 @@ describe('sign-in rate limits', () => {
       expect((await signIn(user.email, 'short', address)).status).toBe(400);
     }
     expect((await signIn(user.email, user.password, address)).status).toBe(200);
+  });
+
+  it('take the limit over all addresses from GATEHOUSE_SIGNIN_ACCOUNT_WIDE_LIMIT, 10 times the account limit unless set', () => {
+    const limits = (env: Record<string, string>) => loadConfig({ NODE_ENV: 'test', ...env }).signInLimits;
+    expect(limits({}).accountWideFailures).toBe(100);
+    expect(limits({ GATEHOUSE_SIGNIN_ACCOUNT_LIMIT: '5' }).accountWideFailures).toBe(50);
+    expect(limits({ GATEHOUSE_SIGNIN_ACCOUNT_WIDE_LIMIT: '40' }).accountWideFailures).toBe(40);
   });
 
   it('ignore X-Forwarded-For unless GATEHOUSE_TRUST_PROXY is set', async () => {

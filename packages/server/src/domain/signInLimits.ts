@@ -1,26 +1,34 @@
 /**
- * Limits on failed sign-ins, per account (email) and per client address, shared by REST and
- * GraphQL. Counters live in this process's memory for now (a later step moves them to Redis).
+ * Limits on failed sign-ins, shared by REST and GraphQL: per client address, per account from one
+ * address, and per account over all addresses. Counters live in this process's memory for now (a
+ * later step moves them to Redis).
  *
  * Why these rules:
  * - Every attempt is counted before its password is checked, so concurrent guesses cannot pass
  *   the limit together; a right password gives its point back.
- * - An account's window is short (15 minutes by default) and a success resets it, so an attacker
- *   who fails on purpose closes its sign-in for at most the rest of the window, and never its API
- *   keys or live sessions. The address limit is larger: it stops one address trying many
- *   accounts (password spraying) without a household behind one address noticing.
- * - An attempt a counter refuses is not counted against the other one: a refused address cannot
- *   lock an account out by hammering it, and the account's refusals cost its owner nothing.
+ * - An account is limited per address it is tried from, so an attacker failing on purpose from one
+ *   address (or one IPv6 /64) closes the account to that address only, never to its owner
+ *   elsewhere. Its limit over all addresses is many times higher (accountWideFailures): only an
+ *   attacker with many addresses reaches it, and for at most the rest of the window.
+ * - The address limit stops one address trying many accounts (password spraying) without a
+ *   household behind one address noticing.
+ * - The address is counted first, and a refused address touches no account counter: it can
+ *   neither lock an account out nor make the process keep a counter per email it sends. An
+ *   attempt one counter refuses is not counted against the others.
+ * - Windows are short (15 minutes by default) and a success resets the account's count from that
+ *   address; API keys and live sessions are never affected.
  */
 import { isIPv6 } from 'node:net';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { DomainError, UnauthorizedError } from './errors.ts';
 
 export type SignInLimits = {
-  /** Failed sign-ins one account may have per window, from any address. */
+  /** Failed sign-ins one account may have from one address per window. */
   accountFailures: number;
   /** Failed sign-ins one client address may have per window, over any accounts. */
   addressFailures: number;
+  /** Failed sign-ins one account may have per window over all addresses. */
+  accountWideFailures: number;
   windowSeconds: number;
 };
 
@@ -33,7 +41,7 @@ export class RateLimitedError extends DomainError {
   }
 }
 
-type Counters = { byAccount: RateLimiterMemory; byAddress: RateLimiterMemory };
+type Counters = { byAddress: RateLimiterMemory; byPair: RateLimiterMemory; byAccount: RateLimiterMemory };
 
 // One set of counters per configuration: REST and GraphQL share the app's config, so they
 // share its counters, and an app built with other limits (a test's) has its own.
@@ -42,22 +50,24 @@ const countersOf = new WeakMap<SignInLimits, Counters>();
 function counters(limits: SignInLimits): Counters {
   let found = countersOf.get(limits);
   if (!found) {
-    const duration = limits.windowSeconds;
+    const counter = (keyPrefix: string, points: number) =>
+      new RateLimiterMemory({ keyPrefix, points, duration: limits.windowSeconds });
     found = {
-      byAccount: new RateLimiterMemory({
-        keyPrefix: 'signin-account',
-        points: limits.accountFailures,
-        duration,
-      }),
-      byAddress: new RateLimiterMemory({
-        keyPrefix: 'signin-address',
-        points: limits.addressFailures,
-        duration,
-      }),
+      byAddress: counter('signin-address', limits.addressFailures),
+      byPair: counter('signin-account-address', limits.accountFailures),
+      byAccount: counter('signin-account', limits.accountWideFailures),
     };
     countersOf.set(limits, found);
   }
   return found;
+}
+
+type Who = { email: string; address: string };
+
+/** The keys one attempt is counted under; an address key has no "|", so a pair key is unambiguous. */
+function keysOf(who: Who) {
+  const address = addressKey(who.address);
+  return { address, pair: `${address}|${who.email}`, account: who.email };
 }
 
 /**
@@ -81,44 +91,80 @@ export function addressKey(address: string): string {
     .join(':')}::/64`;
 }
 
-function refusal(outcome: PromiseSettledResult<RateLimiterRes>, what: string): RateLimitedError | null {
-  if (outcome.status === 'fulfilled') return null;
-  if (!(outcome.reason instanceof RateLimiterRes)) throw outcome.reason;
-  const seconds = Math.max(1, Math.ceil(outcome.reason.msBeforeNext / 1000));
-  const wait = seconds < 120 ? `${seconds} seconds` : `${Math.ceil(seconds / 60)} minutes`;
-  return new RateLimitedError(`Too many failed sign-ins ${what}; try again in ${wait}`, seconds);
+/** Takes a point from the key's counter, or answers the refusal when it has none left. */
+async function take(counter: RateLimiterMemory, key: string, what: string): Promise<RateLimitedError | null> {
+  try {
+    await counter.consume(key);
+    return null;
+  } catch (error) {
+    if (!(error instanceof RateLimiterRes)) throw error;
+    const seconds = Math.max(1, Math.ceil(error.msBeforeNext / 1000));
+    const wait = seconds < 120 ? `${seconds} seconds` : `${Math.ceil(seconds / 60)} minutes`;
+    return new RateLimitedError(`Too many failed sign-ins ${what}; try again in ${wait}`, seconds);
+  }
 }
 
 /**
- * Runs one sign-in attempt within the limits: a RateLimitedError instead when either counter is
- * spent; `attempt` throws an UnauthorizedError for a wrong email or password, which stays counted.
+ * Runs one sign-in attempt within the limits: a RateLimitedError instead when a counter is spent;
+ * `attempt` throws an UnauthorizedError for a wrong email or password, which stays counted.
  */
 export async function withinSignInLimits<T>(
   limits: SignInLimits,
-  who: { email: string; address: string },
+  who: Who,
   attempt: () => Promise<T>,
 ): Promise<T> {
-  const { byAccount, byAddress } = counters(limits);
-  const place = addressKey(who.address);
-  const [account, address] = await Promise.allSettled([
-    byAccount.consume(who.email),
-    byAddress.consume(place),
+  const { byAddress, byPair, byAccount } = counters(limits);
+  const keys = keysOf(who);
+  const fromAddress = await take(byAddress, keys.address, 'from your address');
+  if (fromAddress) throw fromAddress;
+  const [forPair, forAccount] = await Promise.all([
+    take(byPair, keys.pair, 'for this account from your address'),
+    take(byAccount, keys.account, 'for this account'),
   ]);
-  const refused = refusal(account, 'for this account') ?? refusal(address, 'from your address');
-  if (refused) {
-    if (account.status === 'fulfilled') await byAccount.reward(who.email);
-    if (address.status === 'fulfilled') await byAddress.reward(place);
-    throw refused;
+  if (forPair || forAccount) {
+    await Promise.all([
+      byAddress.reward(keys.address),
+      forPair ? null : byPair.reward(keys.pair),
+      forAccount ? null : byAccount.reward(keys.account),
+    ]);
+    throw forPair ?? forAccount;
   }
   try {
     const result = await attempt();
-    await Promise.all([byAccount.delete(who.email), byAddress.reward(place)]);
+    await Promise.all([
+      byPair.delete(keys.pair),
+      byAccount.reward(keys.account),
+      byAddress.reward(keys.address),
+    ]);
     return result;
   } catch (error) {
     // Only a wrong password is a failure; an outage must not lock anyone out.
     if (!(error instanceof UnauthorizedError)) {
-      await Promise.all([byAccount.reward(who.email), byAddress.reward(place)]);
+      await Promise.all([
+        byAddress.reward(keys.address),
+        byPair.reward(keys.pair),
+        byAccount.reward(keys.account),
+      ]);
     }
     throw error;
   }
+}
+
+/**
+ * The failures counted now against an address, an account from it, and the account over all
+ * addresses; null where no counter is kept at all (tests read how much memory attempts leave).
+ */
+export async function signInCounts(limits: SignInLimits, who: Who) {
+  const { byAddress, byPair, byAccount } = counters(limits);
+  const keys = keysOf(who);
+  const [address, pair, account] = await Promise.all([
+    byAddress.get(keys.address),
+    byPair.get(keys.pair),
+    byAccount.get(keys.account),
+  ]);
+  return {
+    address: address?.consumedPoints ?? null,
+    pair: pair?.consumedPoints ?? null,
+    account: account?.consumedPoints ?? null,
+  };
 }
