@@ -1,12 +1,12 @@
 /**
  * Every answered request has its log entry, whatever text it carried: PostgreSQL refuses NUL
  * and unpaired surrogates in jsonb and text, so the stored copy has U+FFFD in their place (the
- * client's answer is untouched), and an entry the database still refuses is counted, not lost
- * without a word.
+ * client's answer is untouched), an entry whose payload cannot be written out as JSON at all is
+ * stored without it, and an entry the database still refuses is counted, not lost without a word.
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createLogWriter } from '../src/dataplane/logWriter.ts';
+import { createLogWriter, type LogEntryData } from '../src/dataplane/logWriter.ts';
 import { useTestApp } from './support/app.ts';
 import { answerOf, chat, completions, logEntriesOf, say } from './support/chat.ts';
 import { createGate, signUpUser } from './support/factories.ts';
@@ -94,5 +94,64 @@ describe('an entry the database refuses all the same', () => {
     expect(text).toMatch(/^gatehouse_log_entries_written_total \d+$/m);
     expect(text).toMatch(/^gatehouse_log_entries_refused_total 0$/m);
     expect(text).toMatch(/^gatehouse_log_entries_sanitized_total \d+$/m);
+  });
+});
+
+describe('an entry whose payload cannot be encoded', () => {
+  /** A counter's value on GET /metrics. */
+  async function metric(name: string): Promise<number> {
+    const text = await (await app.request('/metrics')).text();
+    const value = new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1];
+    expect(value, `${name} in ${text}`).toBeDefined();
+    return Number(value);
+  }
+
+  it('is stored with its cost, tokens and status and a note in place of the payload, and counted', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user);
+    const circular: Record<string, unknown> = { note: 'a client object' };
+    circular.self = circular;
+    const id = randomUUID();
+    const entry: LogEntryData = {
+      id,
+      userId: user.id,
+      gateId: gate.id,
+      gateName: gate.name,
+      endpoint: '/v3/chat',
+      modelUsed: 'mock/echo',
+      success: true,
+      statusCode: 200,
+      costUsd: 0.0123,
+      promptTokens: 11,
+      completionTokens: 22,
+      metadata: circular as never,
+      providerRequest: { model: 'mock/echo' },
+      providerResponse: { content: 'hello' },
+      toolCalls: [{ id: 'c1' }],
+    };
+    const dropped = await metric('gatehouse_log_entries_payload_dropped_total');
+    const refused = await metric('gatehouse_log_entries_refused_total');
+
+    await app.runtime.logs.add(entry);
+    await app.runtime.logs.drain();
+
+    const stored = await app.db.prisma.logEntry.findUnique({ where: { id } });
+    expect(stored).toMatchObject({
+      success: true,
+      statusCode: 200,
+      promptTokens: 11,
+      completionTokens: 22,
+      modelUsed: 'mock/echo',
+      providerResponse: { gatehouse: 'payload not stored: Converting circular structure to JSON' },
+      providerRequest: null,
+      metadata: null,
+      toolCalls: null,
+    });
+    expect(Number(stored?.costUsd)).toBe(0.0123);
+    expect(await metric('gatehouse_log_entries_payload_dropped_total')).toBe(dropped + 1);
+    expect(await metric('gatehouse_log_entries_refused_total')).toBe(refused);
+    // The hourly totals have its cost too.
+    const overview = await app.request(`/v1/logs/overview?gateId=${gate.id}`, { headers: user.auth });
+    expect(await overview.json()).toMatchObject({ totalRequests: 1, totalCostUsd: 0.0123 });
   });
 });

@@ -199,6 +199,45 @@ function queued(entry: LogEntryData): Queued {
   };
 }
 
+/**
+ * The entry without its payload (what the client and provider sent, free-form and possibly not
+ * JSON at all), a note in the provider's answer saying why: its cost, tokens and status are kept.
+ */
+function withoutPayload(entry: LogEntryData, error: unknown): LogEntryData {
+  const {
+    providerRequest: _request,
+    providerResponse: _response,
+    metadata: _metadata,
+    toolCalls: _calls,
+    toolResults: _results,
+    ...facts
+  } = entry;
+  const reason = (error instanceof Error ? error.message : String(error)).split('\n')[0]?.slice(0, 200);
+  return { ...facts, providerResponse: { gatehouse: `payload not stored: ${reason}` } };
+}
+
+/**
+ * The entry queued as it is, or without its payload when a value in it cannot be written out as
+ * JSON (a cycle, a BigInt); null when even that fails.
+ */
+function encoded(entry: LogEntryData): { row: Queued; payloadDropped: boolean } | null {
+  try {
+    return { row: queued(entry), payloadDropped: false };
+  } catch (error) {
+    console.error(
+      'log writer: payload could not be encoded, the entry is stored without it',
+      entry.id,
+      error,
+    );
+    try {
+      return { row: queued(withoutPayload(entry, error)), payloadDropped: true };
+    } catch (again) {
+      console.error('log writer: entry could not be encoded', entry.id, again);
+      return null;
+    }
+  }
+}
+
 async function insert(entries: Queued[]): Promise<void> {
   await sql().transaction([
     { sql: INSERT_ENTRIES, params: [`[${entries.map((e) => e.json).join(',')}]`] },
@@ -222,8 +261,12 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
   let writing: Promise<void> | null = null;
   let closed = false;
   let written = 0;
-  /** Entries whose text was made storable, and entries the database refused even alone. */
+  /**
+   * Entries whose text was made storable, entries stored without a payload that could not be
+   * encoded, and entries not stored at all (refused by the database even alone, or not encodable).
+   */
   let sanitized = 0;
+  let payloadDropped = 0;
   let refused = 0;
 
   let failures = 0;
@@ -294,15 +337,14 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
     async add(entry: LogEntryData): Promise<void> {
       if (closed) throw new Error('log writer is closed');
       while (queue.length >= maxQueue) await flush();
-      let row: Queued;
-      try {
-        row = queued(entry);
-      } catch (error) {
-        // A value that cannot be written out as JSON: the answer stands, the entry is counted.
+      // The answer stands whatever happens here: the entry is stored or counted, never an error.
+      const found = encoded(entry);
+      if (!found) {
         refused += 1;
-        console.error('log writer: entry could not be encoded', entry.id, error);
         return;
       }
+      const { row } = found;
+      if (found.payloadDropped) payloadDropped += 1;
       if (row.sanitized) sanitized += 1;
       queue.push(row);
       if (queue.length >= batchSize) void flush();
@@ -314,7 +356,7 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
       clearInterval(timer);
       await writeOut();
     },
-    stats: () => ({ queued: queue.length, written, sanitized, refused }),
+    stats: () => ({ queued: queue.length, written, sanitized, payloadDropped, refused }),
   };
 }
 

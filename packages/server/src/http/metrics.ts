@@ -15,9 +15,15 @@ export function metricsText(runtime: Runtime): string {
       logs.sanitized,
     ],
     [
+      'gatehouse_log_entries_payload_dropped_total',
+      'counter',
+      'Log entries stored without their payload (provider request and response, metadata, tool calls and results), which could not be encoded as JSON.',
+      logs.payloadDropped,
+    ],
+    [
       'gatehouse_log_entries_refused_total',
       'counter',
-      'Log entries the database refused, alone and after a retry.',
+      'Log entries not stored: refused by the database alone and after a retry, or not encodable even without their payload.',
       logs.refused,
     ],
     ['gatehouse_log_entries_queued', 'gauge', 'Log entries waiting to be written.', logs.queued],
