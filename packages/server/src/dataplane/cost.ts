@@ -81,26 +81,44 @@ export function withOutputCap(params: ChatParams): ChatParams {
 }
 
 /**
+ * Prompt tokens an image may cost at most. Providers charge by size: up to ~1,600 (Anthropic),
+ * ~1,450 (gpt-4o), ~3,800 (gpt-4.1-nano's patches) and a few hundred per tile (Gemini); gpt-4o-mini
+ * counts each image ~33 times over (2,833 + 5,667 per tile, up to 8 tiles in high detail).
+ */
+function imageTokensBound(modelId: string): number {
+  return /gpt-4o-mini/.test(modelId) ? 2_833 + 8 * 5_667 : 6_000;
+}
+
+/**
  * The most a request can cost on any of `models`: an upper bound on its prompt tokens (every
- * token covers at least one byte of text, images at a flat allowance) plus its output cap.
+ * token covers at least one byte of text, images at their largest size) plus its output cap.
  * Reserved against a block limit before the call, so concurrent calls cannot overspend.
  */
 export function worstCaseCost(models: string[], params: ChatParams): number {
   let promptBound = 0;
+  let images = 0;
   for (const m of params.messages) {
     const content = m.content;
     if (typeof content === 'string') promptBound += Buffer.byteLength(content);
     else if (content) {
-      for (const part of content) promptBound += part.type === 'text' ? Buffer.byteLength(part.text) : 2000;
+      for (const part of content) {
+        if (part.type === 'text') promptBound += Buffer.byteLength(part.text);
+        else images += 1;
+      }
     }
-    if (m.role === 'assistant' && m.tool_calls)
-      promptBound += Buffer.byteLength(JSON.stringify(m.tool_calls));
+    if (m.role === 'assistant') {
+      if (m.tool_calls) promptBound += Buffer.byteLength(JSON.stringify(m.tool_calls));
+      // Thinking blocks sent back to the model are read as prompt.
+      for (const block of m.thinking ?? []) promptBound += Buffer.byteLength(JSON.stringify(block));
+    }
     promptBound += MESSAGE_OVERHEAD_TOKENS;
   }
   if (params.tools) promptBound += Buffer.byteLength(JSON.stringify(params.tools)) + TOOL_USE_OVERHEAD_TOKENS;
   const output = params.maxTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
   return Math.max(
     0,
-    ...models.map((id) => costOf(id, { promptTokens: promptBound, completionTokens: output })),
+    ...models.map((id) =>
+      costOf(id, { promptTokens: promptBound + images * imageTokensBound(id), completionTokens: output }),
+    ),
   );
 }

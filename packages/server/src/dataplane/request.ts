@@ -15,9 +15,23 @@ import type {
 
 const text = z.string().max(5_000_000);
 const textPart = z.object({ type: z.literal('text'), text });
+/**
+ * An image by URL, or inline as a base64 data URL of an image type: providers such as Gemini take
+ * any inline media (a PDF, an hour of audio), priced far beyond what an image's worst case allows.
+ */
+const imageUrl = z
+  .string()
+  .min(1)
+  .refine(
+    (url) =>
+      url.startsWith('data:')
+        ? /^data:image\/(png|jpeg|gif|webp|heic|heif);base64,/.test(url)
+        : /^https?:\/\//.test(url),
+    'must be an http(s) URL, or a base64 data URL of a PNG, JPEG, GIF, WebP or HEIC image',
+  );
 const imagePart = z.object({
   type: z.literal('image_url'),
-  image_url: z.object({ url: z.string().min(1), detail: z.string().optional() }),
+  image_url: z.object({ url: imageUrl, detail: z.string().optional() }),
 });
 const toolCall = z.object({
   id: z.string().min(1),
