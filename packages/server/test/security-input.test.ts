@@ -285,3 +285,32 @@ describe('bodies and variables nested thousands deep', () => {
     expect(body.errors?.[0]?.message).toMatch(/DateTime must be an ISO-8601 string/);
   });
 });
+
+describe('inline media that is not an image', () => {
+  it('is a 400 naming the part, since no image allowance bounds what a PDF or audio costs', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user);
+    const res = await app.request('/v3/chat', {
+      method: 'POST',
+      headers: user.auth,
+      json: {
+        gateId: gate.id,
+        data: {
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'text', text: 'summarise' },
+                { type: 'image_url', image_url: { url: 'data:application/pdf;base64,JVBERi0xLjQK' } },
+              ],
+            },
+          ],
+        },
+      },
+    });
+    const text = await res.text();
+    expect(res.status, text).toBe(400);
+    expect(text).toMatch(/messages\.0\.content\.1\.image_url\.url/);
+    expect(text).toMatch(/PNG, JPEG, GIF, WebP or HEIC/);
+  });
+});
