@@ -106,7 +106,7 @@ async function bench(label: string, db: Database): Promise<Row[]> {
   let cursor: string | null = null;
   for (let page = 0; page < DEEP_PAGES; page++) {
     const next: Awaited<ReturnType<typeof listLogs>> = await listLogs(userId, cursor ? { cursor } : {});
-    cursor = next.pagination.nextCursor;
+    cursor = next.nextCursor;
     if (!cursor) throw new Error(`${label}: the log ends before page ${DEEP_PAGES + 1}`);
   }
   const deepCursor = cursor as string;

@@ -6,7 +6,7 @@
 import { dateTimeSchema, EARLIEST_DATE, isAcceptedDate } from '@gatehouse/rules/dates';
 import { isUuid } from '@gatehouse/rules/ids';
 import { z } from 'zod';
-import { prisma, sql } from '../db/client.ts';
+import { sql } from '../db/client.ts';
 import { NotFoundError, parseWith } from './errors.ts';
 
 const DAY_MS = 86_400_000;
@@ -50,7 +50,6 @@ export const logQuerySchema = z
     message: 'must be after since',
   });
 
-
 type SummaryRow = {
   id: string;
   gate_id: string | null;
@@ -81,37 +80,52 @@ const SUMMARY_COLUMNS = `id, gate_id, gate_name, endpoint, model_requested, mode
   completion_tokens, tokens_estimated, cost_usd, latency_ms, success, status_code, error_code, error_message,
   session_id, inferred_action, tool_calls, tool_results, ignored_overrides, spending_warning, stream, created_at`;
 
-/** An entry as the API shows it: the spec's fields in snake_case, money as a number. */
-export function logSummary(row: SummaryRow) {
+/** An entry as the domain knows it: money as a number, its time a Date. */
+function entryOf(row: SummaryRow) {
   return {
     id: row.id,
-    gate_id: row.gate_id,
-    gate_name: row.gate_name,
+    gateId: row.gate_id,
+    gateName: row.gate_name,
     endpoint: row.endpoint,
-    model_requested: row.model_requested,
-    model_used: row.model_used,
-    prompt_tokens: row.prompt_tokens,
-    completion_tokens: row.completion_tokens,
-    total_tokens: row.prompt_tokens + row.completion_tokens,
-    tokens_estimated: row.tokens_estimated,
-    cost_usd: Number(row.cost_usd),
-    latency_ms: row.latency_ms,
+    modelRequested: row.model_requested,
+    modelUsed: row.model_used,
+    promptTokens: row.prompt_tokens,
+    completionTokens: row.completion_tokens,
+    totalTokens: row.prompt_tokens + row.completion_tokens,
+    tokensEstimated: row.tokens_estimated,
+    costUsd: Number(row.cost_usd),
+    latencyMs: row.latency_ms,
     success: row.success,
-    status_code: row.status_code,
-    error_code: row.error_code,
-    error_message: row.error_message,
-    session_id: row.session_id,
-    inferred_action: row.inferred_action,
-    tool_calls: row.tool_calls ?? null,
-    tool_results: row.tool_results ?? null,
-    ignored_overrides: row.ignored_overrides ?? [],
-    spending_warning: row.spending_warning,
+    statusCode: row.status_code,
+    errorCode: row.error_code,
+    errorMessage: row.error_message,
+    sessionId: row.session_id,
+    inferredAction: row.inferred_action,
+    toolCalls: row.tool_calls ?? null,
+    toolResults: row.tool_results ?? null,
+    ignoredOverrides: row.ignored_overrides ?? [],
+    spendingWarning: row.spending_warning,
     stream: row.stream,
-    created_at: new Date(row.created_at).toISOString(),
+    createdAt: new Date(row.created_at),
   };
 }
 
-export type LogSummary = ReturnType<typeof logSummary>;
+export type LogEntrySummary = ReturnType<typeof entryOf>;
+
+type DetailRow = SummaryRow & {
+  attempts: unknown;
+  metadata: unknown;
+  provider_request: unknown;
+  provider_response: unknown;
+};
+
+/** An entry with its attempts and the provider payloads, which only a single read gives. */
+export type LogEntryDetail = LogEntrySummary & {
+  attempts: unknown;
+  metadata: unknown;
+  providerRequest: unknown;
+  providerResponse: unknown;
+};
 
 const parseQuery = (raw: unknown) => parseWith(logQuerySchema, raw);
 
@@ -140,32 +154,32 @@ export async function listLogs(userId: string, raw: unknown) {
     params,
   );
   const hasMore = rows.length > q.limit;
-  const page = rows.slice(0, q.limit);
-  const last = page.at(-1);
+  const items = rows.slice(0, q.limit).map(entryOf);
+  const last = items.at(-1);
   return {
-    logs: page.map(logSummary),
-    pagination: {
-      limit: q.limit,
-      nextCursor: hasMore && last ? encodeCursor(new Date(last.created_at), last.id) : null,
-      hasMore,
-    },
+    items,
+    limit: q.limit,
+    nextCursor: hasMore && last ? encodeCursor(last.createdAt, last.id) : null,
+    hasMore,
   };
 }
 
 /** One entry with its attempts and the provider payloads. Another user's entry is a 404. */
-export async function getLog(userId: string, id: string) {
-  const entry = isUuid(id) ? await prisma.logEntry.findFirst({ where: { id, userId } }) : null;
-  if (!entry) throw new NotFoundError('Log entry');
-  const [row] = await sql().query<SummaryRow>(
-    `SELECT ${SUMMARY_COLUMNS} FROM log_entries WHERE id = $1::uuid`,
-    [id],
-  );
+export async function getLog(userId: string, id: string): Promise<LogEntryDetail> {
+  const [row] = isUuid(id)
+    ? await sql().query<DetailRow>(
+        `SELECT ${SUMMARY_COLUMNS}, attempts, metadata, provider_request, provider_response
+         FROM log_entries WHERE id = $1::uuid AND user_id = $2::uuid`,
+        [id, userId],
+      )
+    : [];
+  if (!row) throw new NotFoundError('Log entry');
   return {
-    ...logSummary(row as SummaryRow),
-    attempts: entry.attempts,
-    metadata: entry.metadata,
-    provider_request: entry.providerRequest,
-    provider_response: entry.providerResponse,
+    ...entryOf(row),
+    attempts: row.attempts,
+    metadata: row.metadata,
+    providerRequest: row.provider_request,
+    providerResponse: row.provider_response,
   };
 }
 
@@ -231,9 +245,9 @@ export async function logOverview(userId: string, raw: unknown) {
     totalCostUsd: Number(totals?.cost ?? 0),
     avgLatencyMs: requests > 0 ? Math.round(Number(totals?.latency ?? 0) / requests) : 0,
     activeGates: Number(totals?.gates ?? 0),
-    since: w.since.toISOString(),
-    until: w.until.toISOString(),
-    recentRequests: recent.logs,
+    since: w.since,
+    until: w.until,
+    recentRequests: recent.items,
   };
 }
 
@@ -275,10 +289,10 @@ export async function logSeries(userId: string, raw: unknown) {
   );
   return {
     bucket,
-    since: w.since.toISOString(),
-    until: w.until.toISOString(),
+    since: w.since,
+    until: w.until,
     points: rows.map((r) => ({
-      start: new Date(r.bucket).toISOString(),
+      start: new Date(r.bucket),
       requests: Number(r.requests),
       errors: Number(r.errors),
       costUsd: Number(r.cost),

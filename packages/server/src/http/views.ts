@@ -1,4 +1,5 @@
 import type { GateState } from '../domain/gates.ts';
+import type { LogEntryDetail, LogEntrySummary, logOverview, logSeries } from '../domain/logs.ts';
 import { planOf } from '../domain/plans.ts';
 import type { ApiKey, User } from '../generated/prisma/client.ts';
 
@@ -30,5 +31,63 @@ export function gateView(gate: GateState) {
     spendingResetsAt: gate.spendingResetsAt.toISOString(),
     createdAt: gate.createdAt.toISOString(),
     updatedAt: gate.updatedAt.toISOString(),
+  };
+}
+
+/** A log entry as REST answers it: the spec's fields in snake_case. */
+export function logEntryView(e: LogEntrySummary) {
+  return {
+    id: e.id,
+    gate_id: e.gateId,
+    gate_name: e.gateName,
+    endpoint: e.endpoint,
+    model_requested: e.modelRequested,
+    model_used: e.modelUsed,
+    prompt_tokens: e.promptTokens,
+    completion_tokens: e.completionTokens,
+    total_tokens: e.totalTokens,
+    tokens_estimated: e.tokensEstimated,
+    cost_usd: e.costUsd,
+    latency_ms: e.latencyMs,
+    success: e.success,
+    status_code: e.statusCode,
+    error_code: e.errorCode,
+    error_message: e.errorMessage,
+    session_id: e.sessionId,
+    inferred_action: e.inferredAction,
+    tool_calls: e.toolCalls,
+    tool_results: e.toolResults,
+    ignored_overrides: e.ignoredOverrides,
+    spending_warning: e.spendingWarning,
+    stream: e.stream,
+    created_at: e.createdAt.toISOString(),
+  };
+}
+
+export function logDetailView(e: LogEntryDetail) {
+  return {
+    ...logEntryView(e),
+    attempts: e.attempts,
+    metadata: e.metadata,
+    provider_request: e.providerRequest,
+    provider_response: e.providerResponse,
+  };
+}
+
+export function logOverviewView(o: Awaited<ReturnType<typeof logOverview>>) {
+  return {
+    ...o,
+    since: o.since.toISOString(),
+    until: o.until.toISOString(),
+    recentRequests: o.recentRequests.map(logEntryView),
+  };
+}
+
+export function logSeriesView(s: Awaited<ReturnType<typeof logSeries>>) {
+  return {
+    ...s,
+    since: s.since.toISOString(),
+    until: s.until.toISOString(),
+    points: s.points.map((p) => ({ ...p, start: p.start.toISOString() })),
   };
 }

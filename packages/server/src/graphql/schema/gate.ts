@@ -17,6 +17,7 @@ import {
   updateGate,
 } from '../../domain/gates.ts';
 import type { Gate } from '../../generated/prisma/client.ts';
+import { userInput } from '../arguments.ts';
 import { builder } from '../builder.ts';
 import { countRows, type GraphQLContext, requireActor } from '../context.ts';
 import {
@@ -30,7 +31,6 @@ import {
   TaskSubtype,
   TaskType,
 } from './enums.ts';
-import { userInput } from './log.ts';
 
 const DEFAULT_PAGE_SIZE = 20;
 const pageSize = z.number().int().min(0).max(200).nullish();

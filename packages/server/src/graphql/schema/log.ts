@@ -3,40 +3,25 @@ import { ValidationError } from '../../domain/errors.ts';
 import {
   encodeCursor,
   getLog,
-  type LogSummary,
+  type LogEntryDetail,
+  type LogEntrySummary,
   listLogs,
   logOverview,
   logQuerySchema,
   logSeries,
 } from '../../domain/logs.ts';
+import { userInput } from '../arguments.ts';
 import { builder } from '../builder.ts';
 import { countRows, requireActor } from '../context.ts';
 import { LogSeriesBucket, LogStatus } from './enums.ts';
-
-/**
- * Query arguments that break the rules are the caller's mistake: BAD_USER_INPUT, with the issues.
- * Shared by every query that takes more than an id (gates too).
- */
-export async function userInput<T>(run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (error) {
-    if (error instanceof ValidationError) {
-      throw new GraphQLError(error.message, { extensions: { code: 'BAD_USER_INPUT', issues: error.issues } });
-    }
-    throw error;
-  }
-}
-
-type Detail = Awaited<ReturnType<typeof getLog>>;
 
 /**
  * The entry with its payloads, which only `log(id)` reads: a listed entry has none, so no page
  * of entries can multiply them (15 aliases of a 200-entry page of 4 MB payloads made a 315 MB
  * answer and 1.37 GB of memory).
  */
-function detailOf(entry: LogSummary, field: string): Detail {
-  if ('attempts' in entry) return entry as Detail;
+function detailOf(entry: LogEntrySummary, field: string): LogEntryDetail {
+  if ('attempts' in entry) return entry as LogEntryDetail;
   throw new GraphQLError(
     `${field} is given by log(id) only, not on a list of entries: ask for the entry by its id`,
     {
@@ -45,33 +30,33 @@ function detailOf(entry: LogSummary, field: string): Detail {
   );
 }
 
-export const LogEntryRef = builder.objectRef<LogSummary>('LogEntry').implement({
+export const LogEntryRef = builder.objectRef<LogEntrySummary>('LogEntry').implement({
   description: 'One request through a gate, as logged',
   fields: (t) => ({
     id: t.exposeID('id'),
-    gateId: t.exposeString('gate_id', { nullable: true }),
-    gateName: t.exposeString('gate_name', { nullable: true }),
+    gateId: t.exposeString('gateId', { nullable: true }),
+    gateName: t.exposeString('gateName', { nullable: true }),
     endpoint: t.exposeString('endpoint'),
-    modelRequested: t.exposeString('model_requested', { nullable: true }),
-    modelUsed: t.exposeString('model_used', { nullable: true }),
-    promptTokens: t.exposeInt('prompt_tokens'),
-    completionTokens: t.exposeInt('completion_tokens'),
-    totalTokens: t.exposeInt('total_tokens'),
-    tokensEstimated: t.exposeBoolean('tokens_estimated'),
-    costUsd: t.exposeFloat('cost_usd'),
-    latencyMs: t.exposeInt('latency_ms'),
+    modelRequested: t.exposeString('modelRequested', { nullable: true }),
+    modelUsed: t.exposeString('modelUsed', { nullable: true }),
+    promptTokens: t.exposeInt('promptTokens'),
+    completionTokens: t.exposeInt('completionTokens'),
+    totalTokens: t.exposeInt('totalTokens'),
+    tokensEstimated: t.exposeBoolean('tokensEstimated'),
+    costUsd: t.exposeFloat('costUsd'),
+    latencyMs: t.exposeInt('latencyMs'),
     success: t.exposeBoolean('success'),
-    statusCode: t.exposeInt('status_code'),
-    errorCode: t.exposeString('error_code', { nullable: true }),
-    errorMessage: t.exposeString('error_message', { nullable: true }),
-    sessionId: t.exposeString('session_id', { nullable: true }),
-    inferredAction: t.exposeString('inferred_action', { nullable: true }),
-    toolCalls: t.field({ type: 'JSON', nullable: true, resolve: (e) => e.tool_calls }),
-    toolResults: t.field({ type: 'JSON', nullable: true, resolve: (e) => e.tool_results }),
-    ignoredOverrides: t.exposeStringList('ignored_overrides'),
-    spendingWarning: t.exposeBoolean('spending_warning'),
+    statusCode: t.exposeInt('statusCode'),
+    errorCode: t.exposeString('errorCode', { nullable: true }),
+    errorMessage: t.exposeString('errorMessage', { nullable: true }),
+    sessionId: t.exposeString('sessionId', { nullable: true }),
+    inferredAction: t.exposeString('inferredAction', { nullable: true }),
+    toolCalls: t.field({ type: 'JSON', nullable: true, resolve: (e) => e.toolCalls }),
+    toolResults: t.field({ type: 'JSON', nullable: true, resolve: (e) => e.toolResults }),
+    ignoredOverrides: t.exposeStringList('ignoredOverrides'),
+    spendingWarning: t.exposeBoolean('spendingWarning'),
     stream: t.exposeBoolean('stream'),
-    createdAt: t.field({ type: 'DateTime', resolve: (e) => new Date(e.created_at) }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
     attempts: t.field({
       type: 'JSON',
       description: 'Each model tried: model, provider, ok, status, error, latencyMs (on log(id) only)',
@@ -87,13 +72,13 @@ export const LogEntryRef = builder.objectRef<LogSummary>('LogEntry').implement({
       type: 'JSON',
       nullable: true,
       description: 'The exact JSON sent to the provider that answered (or failed last); on log(id) only',
-      resolve: (e) => detailOf(e, 'providerRequest').provider_request,
+      resolve: (e) => detailOf(e, 'providerRequest').providerRequest,
     }),
     providerResponse: t.field({
       type: 'JSON',
       nullable: true,
       description: 'The provider’s JSON answer; a stream is stored assembled; on log(id) only',
-      resolve: (e) => detailOf(e, 'providerResponse').provider_response,
+      resolve: (e) => detailOf(e, 'providerResponse').providerResponse,
     }),
   }),
 });
@@ -108,8 +93,8 @@ const OverviewRef = builder.objectRef<Overview>('LogOverview').implement({
     activeGates: t.exposeInt('activeGates', {
       description: 'Gates that served at least one request in the window',
     }),
-    since: t.field({ type: 'DateTime', resolve: (o) => new Date(o.since) }),
-    until: t.field({ type: 'DateTime', resolve: (o) => new Date(o.until) }),
+    since: t.expose('since', { type: 'DateTime' }),
+    until: t.expose('until', { type: 'DateTime' }),
     recentRequests: t.field({ type: [LogEntryRef], resolve: (o) => o.recentRequests }),
   }),
 });
@@ -117,7 +102,7 @@ const OverviewRef = builder.objectRef<Overview>('LogOverview').implement({
 type Series = Awaited<ReturnType<typeof logSeries>>;
 const PointRef = builder.objectRef<Series['points'][number]>('LogSeriesPoint').implement({
   fields: (t) => ({
-    start: t.field({ type: 'DateTime', resolve: (p) => new Date(p.start) }),
+    start: t.expose('start', { type: 'DateTime' }),
     requests: t.exposeInt('requests'),
     errors: t.exposeInt('errors'),
     costUsd: t.exposeFloat('costUsd'),
@@ -128,8 +113,8 @@ const PointRef = builder.objectRef<Series['points'][number]>('LogSeriesPoint').i
 const SeriesRef = builder.objectRef<Series>('LogSeries').implement({
   fields: (t) => ({
     bucket: t.expose('bucket', { type: LogSeriesBucket }),
-    since: t.field({ type: 'DateTime', resolve: (s) => new Date(s.since) }),
-    until: t.field({ type: 'DateTime', resolve: (s) => new Date(s.until) }),
+    since: t.expose('since', { type: 'DateTime' }),
+    until: t.expose('until', { type: 'DateTime' }),
     points: t.field({ type: [PointRef], resolve: (s) => s.points }),
   }),
 });
@@ -168,14 +153,11 @@ builder.queryFields((t) => ({
           ...(args.since && { since: iso(args.since) }),
           ...(args.until && { until: iso(args.until) }),
         });
-        const edges = page.logs.map((node) => ({
-          node,
-          cursor: encodeCursor(new Date(node.created_at), node.id),
-        }));
+        const edges = page.items.map((node) => ({ node, cursor: encodeCursor(node.createdAt, node.id) }));
         return {
           edges,
           pageInfo: {
-            hasNextPage: page.pagination.hasMore,
+            hasNextPage: page.hasMore,
             hasPreviousPage: Boolean(args.after),
             startCursor: edges[0]?.cursor ?? null,
             endCursor: edges.at(-1)?.cursor ?? null,
@@ -190,7 +172,7 @@ builder.queryFields((t) => ({
     args: { id: t.arg.id({ required: true }) },
     resolve: async (_root, args, ctx) => {
       try {
-        return (await getLog(requireActor(ctx).user.id, String(args.id))) as LogSummary;
+        return await getLog(requireActor(ctx).user.id, String(args.id));
       } catch (error) {
         if ((error as { code?: string }).code === 'not_found') return null;
         throw error;
