@@ -5,6 +5,7 @@ import { useForm } from 'react-hook-form';
 import { useMutation, useQuery } from 'urql';
 import { sentence, showMutationErrors } from '../forms/formErrors.ts';
 import { graphql, type ResultOf } from '../graphql.ts';
+import { formatUtc } from '../logs/format.ts';
 import { ApiKeyReveal } from '../session/ApiKeyReveal.tsx';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
 import { CreateApiKeyForm, type NewApiKey } from './CreateApiKeyForm.tsx';
@@ -64,9 +65,6 @@ const RevokeApiKeyMutation = graphql(`
 `);
 
 type ApiKeyRow = ResultOf<typeof ApiKeysQuery>['apiKeys'][number];
-
-const when = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' });
-const formatWhen = (iso: string) => `${when.format(new Date(iso))} UTC`;
 
 /** The account's API keys: issue one (its secret shown once), see when each was used, revoke. */
 export function ApiKeysPage() {
@@ -206,13 +204,13 @@ function ApiKeyTableRow({
       <tr className={revoked ? 'revoked' : undefined}>
         <td className="strong key-name">{apiKey.name}</td>
         <td className="mono">{apiKey.prefix}…</td>
-        <td>{formatWhen(apiKey.createdAt)}</td>
-        <td>{apiKey.lastUsedAt ? formatWhen(apiKey.lastUsedAt) : <span className="muted">Never</span>}</td>
+        <td>{formatUtc(apiKey.createdAt)}</td>
+        <td>{apiKey.lastUsedAt ? formatUtc(apiKey.lastUsedAt) : <span className="muted">Never</span>}</td>
         <td>
           {revoked && apiKey.revokedAt ? (
             <>
               <span className="badge danger">revoked</span>
-              <div className="muted small">{formatWhen(apiKey.revokedAt)}</div>
+              <div className="muted small">{formatUtc(apiKey.revokedAt)}</div>
             </>
           ) : (
             <span className="badge ok">active</span>

@@ -1,12 +1,6 @@
 import { Link } from 'wouter';
-import {
-  formatUsd,
-  formatUtc,
-  type GateSpending,
-  periodReset,
-  periodWords,
-  spendingState,
-} from './spending.ts';
+import { formatUtc } from '../logs/format.ts';
+import { formatUsd, type GateSpending, periodWords, spendingState } from './spending.ts';
 
 /** Why a suspended gate refuses requests, in one sentence. */
 function suspendedReason(gate: GateSpending & { spendingLimit: number }): string {
@@ -54,7 +48,7 @@ export function SpendingCell({ gate }: { gate: GateSpending & { id: string } }) 
         <p className="small spending-why danger-text">
           {suspendedReason({ ...gate, spendingLimit: limit })}{' '}
           <Link href={`/gates/${gate.id}?tab=spending`}>Raise or remove the limit</Link>, or wait until{' '}
-          {formatUtc(periodReset(gate))}.
+          {formatUtc(gate.spendingResetsAt)}.
         </p>
       )}
       {state === 'over-alert' && limit !== null && (
@@ -89,7 +83,7 @@ export function SpendingAlert({ gate, onEditLimit }: { gate: GateSpending; onEdi
         </p>
         <p>
           To resume it, raise or remove the limit, or wait until the period resets on{' '}
-          {formatUtc(periodReset(gate))}.
+          {formatUtc(gate.spendingResetsAt)}.
         </p>
       </div>
       <button type="button" className="button" onClick={onEditLimit}>
@@ -113,7 +107,7 @@ export function SpendingNow({ gate }: { gate: GateSpending }) {
       </div>
       <div>
         <dt>Resets</dt>
-        <dd>{formatUtc(periodReset(gate))}</dd>
+        <dd>{formatUtc(gate.spendingResetsAt)}</dd>
       </div>
       <div>
         <dt>Status</dt>

@@ -1,6 +1,6 @@
 /**
- * The gate form's values and how they become a gate input. Validation is the server's own rules
- * (`@gatehouse/server/rules/gate`), run on exactly the input that will be sent, so the form can
+ * The gate form's values and how they become a gate input. Validation is the shared rules
+ * (`@gatehouse/rules/gate`, the server's own), run on exactly the input that will be sent, so the form can
  * never accept what the server refuses for a reason the form could know. The create page and the
  * gate page share these values; each decides which settings it sends (see gateEdit.ts).
  */

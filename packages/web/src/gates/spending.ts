@@ -28,11 +28,6 @@ export function spendingState(gate: GateSpending): SpendingState {
   return 'within-limit';
 }
 
-/** When the counter next starts again from zero (the next UTC day or month, as the server says). */
-export function periodReset(gate: Pick<GateSpending, 'spendingResetsAt'>): Date {
-  return new Date(gate.spendingResetsAt);
-}
-
 export const periodWords = (period: GateSpending['spendingLimitPeriod']) =>
   period === 'DAILY' ? { adjective: 'daily', noun: 'today' } : { adjective: 'monthly', noun: 'this month' };
 
@@ -46,10 +41,4 @@ const fractions = new Intl.NumberFormat('en-US', {
 /** Dollars with cents, and below a cent with enough digits to tell $0.00001 from nothing. */
 export function formatUsd(amount: number): string {
   return amount === 0 || Math.abs(amount) >= 0.01 ? cents.format(amount) : fractions.format(amount);
-}
-
-const utc = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' });
-
-export function formatUtc(date: Date | string): string {
-  return `${utc.format(new Date(date))} UTC`;
 }

@@ -59,3 +59,10 @@ const dateTimeFormat = new Intl.DateTimeFormat('en-US', {
 export function formatDateTime(iso: string): string {
   return dateTimeFormat.format(new Date(iso));
 }
+
+const utc = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' });
+
+/** A moment in UTC, minutes shown, zone named: for times that matter to the day (keys, periods). */
+export function formatUtc(date: Date | string): string {
+  return `${utc.format(new Date(date))} UTC`;
+}
