@@ -8,9 +8,15 @@ const app = useTestApp({ GATEHOUSE_OPEN_SIGNUP: '0' });
 
 describe('sign-up without GATEHOUSE_OPEN_SIGNUP', () => {
   it('lets the first account in and closes behind it', async () => {
-    expect((await graphql(app, null, 'query { signupOpen }')).data).toEqual({ signupOpen: true });
+    expect((await graphql(app, null, 'query { signupOpen firstAccount }')).data).toEqual({
+      signupOpen: true,
+      firstAccount: true,
+    });
     const first = await signUpUser(app);
-    expect((await graphql(app, null, 'query { signupOpen }')).data).toEqual({ signupOpen: false });
+    expect((await graphql(app, null, 'query { signupOpen firstAccount }')).data).toEqual({
+      signupOpen: false,
+      firstAccount: false,
+    });
 
     const email = `second-${randomUUID()}@example.test`;
     const res = await app.request('/v1/auth/signup', {
@@ -36,5 +42,17 @@ describe('sign-up without GATEHOUSE_OPEN_SIGNUP', () => {
       json: { email: first.email, password: first.password },
     });
     expect(signin.status).toBe(200);
+  });
+});
+
+describe('sign-up with GATEHOUSE_OPEN_SIGNUP=1', () => {
+  const open = useTestApp({ GATEHOUSE_OPEN_SIGNUP: '1' });
+
+  it('stays open, and tells the dashboard the newcomer is not the first (so it does not say so)', async () => {
+    await signUpUser(open);
+    expect((await graphql(open, null, 'query { signupOpen firstAccount }')).data).toEqual({
+      signupOpen: true,
+      firstAccount: false,
+    });
   });
 });

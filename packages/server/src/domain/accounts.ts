@@ -35,7 +35,11 @@ export async function signUp(raw: unknown, opts: { openSignup: boolean }): Promi
 }
 
 export async function signupOpen(opts: { openSignup: boolean }): Promise<boolean> {
-  if (opts.openSignup) return true;
+  return opts.openSignup || (await noAccountYet());
+}
+
+/** No account exists yet: whoever signs up now administers this Gatehouse. */
+export async function noAccountYet(): Promise<boolean> {
   const exist = await accountsExist.get(
     '',
     async () => (await prisma.user.findFirst({ select: { id: true } })) !== null,

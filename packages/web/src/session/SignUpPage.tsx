@@ -19,6 +19,7 @@ const SignUpPageQuery = graphql(`
       id
     }
     signupOpen
+    firstAccount
   }
 `);
 
@@ -118,7 +119,11 @@ export function SignUpPage() {
   return (
     <AuthLayout
       title="Create your account"
-      intro="You are the first here: this account administers this Gatehouse."
+      intro={
+        data?.firstAccount
+          ? 'You are the first here: this account administers this Gatehouse.'
+          : 'Sign-up is open on this Gatehouse: your account sees only its own gates, keys and logs.'
+      }
     >
       {error && <ErrorBanner error={error} onRetry={() => refetch({ requestPolicy: 'network-only' })} />}
       <CredentialsForm form={form} onSubmit={onSubmit} submitLabel="Create account" newPassword />

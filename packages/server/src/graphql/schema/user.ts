@@ -1,6 +1,6 @@
 import { prisma } from '../../db/client.ts';
 import type { SessionGrant } from '../../domain/accounts.ts';
-import { registerAccount, signIn, signOut, signupOpen } from '../../domain/accounts.ts';
+import { noAccountYet, registerAccount, signIn, signOut, signupOpen } from '../../domain/accounts.ts';
 import { ConflictError, ForbiddenError, UnauthorizedError, ValidationError } from '../../domain/errors.ts';
 import { PLANS, type Plan, planOf } from '../../domain/plans.ts';
 import { RateLimitedError } from '../../domain/signInLimits.ts';
@@ -70,6 +70,10 @@ builder.queryFields((t) => ({
   signupOpen: t.boolean({
     description: 'Whether sign-up is possible now (first account, or open sign-up)',
     resolve: (_root, _args, ctx) => signupOpen(ctx.config),
+  }),
+  firstAccount: t.boolean({
+    description: 'No account exists yet: whoever signs up now administers this Gatehouse',
+    resolve: () => noAccountYet(),
   }),
   plans: t.field({ type: [PlanRef], resolve: () => Object.values(PLANS) }),
 }));
