@@ -4,6 +4,8 @@
  * case with `-` as `_`; this is the same mapping, one way and back, so the form never sees an enum
  * value and the API never gets a wire value.
  */
+
+import { type EnumValue, enumValueOf } from '@gatehouse/rules/enumValues';
 import {
   ANALYSIS_METHODS,
   REANALYSIS_PERIODS,
@@ -16,12 +18,7 @@ import {
 } from '@gatehouse/rules/gate';
 
 /** The enum value GraphQL uses for a wire value: `round-robin` is `ROUND_ROBIN`. */
-export type EnumValue<W extends string> = W extends `${infer A}-${infer B}`
-  ? EnumValue<`${A}_${B}`>
-  : Uppercase<W>;
-
-export const toEnum = <W extends string>(wire: W): EnumValue<W> =>
-  wire.toUpperCase().replaceAll('-', '_') as EnumValue<W>;
+export const toEnum = enumValueOf;
 
 /** The tuple member an enum value stands for; a value of none is the schema and the rules disagreeing. */
 export function fromEnum<const T extends readonly string[]>(

@@ -4,6 +4,8 @@
  * with `-` as `_` (`round-robin` is ROUND_ROBIN): GraphQL clients see the name, resolvers and the
  * rules see the wire value that REST takes.
  */
+
+import { enumValueOf } from '@gatehouse/rules/enumValues';
 import {
   ANALYSIS_METHODS,
   REANALYSIS_PERIODS,
@@ -24,7 +26,7 @@ type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T exte
 const NAME = /^[_A-Za-z][_0-9A-Za-z]*$/;
 
 function enumName(wire: string): string {
-  const name = wire.toUpperCase().replaceAll('-', '_');
+  const name = enumValueOf(wire);
   if (!NAME.test(name)) throw new Error(`"${wire}" has no GraphQL enum name`);
   return name;
 }
