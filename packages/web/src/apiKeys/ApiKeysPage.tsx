@@ -4,6 +4,7 @@ import { useMemo, useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { useMutation, useQuery } from 'urql';
 import { sentence, showMutationErrors } from '../forms/formErrors.ts';
+import { MutationErrorFields } from '../forms/mutationErrors.ts';
 import { graphql, type ResultOf } from '../graphql.ts';
 import { formatUtc } from '../logs/format.ts';
 import { ApiKeyReveal } from '../session/ApiKeyReveal.tsx';
@@ -23,7 +24,8 @@ const ApiKeysQuery = graphql(`
   }
 `);
 
-const CreateApiKeyMutation = graphql(`
+const CreateApiKeyMutation = graphql(
+  `
   mutation CreateApiKey($name: String!) {
     createApiKey(name: $name) {
       __typename
@@ -36,18 +38,15 @@ const CreateApiKeyMutation = graphql(`
           }
         }
       }
-      ... on ValidationError {
-        message
-        issues {
-          path
-          message
-        }
-      }
+      ...MutationErrorFields
     }
   }
-`);
+`,
+  [MutationErrorFields],
+);
 
-const RevokeApiKeyMutation = graphql(`
+const RevokeApiKeyMutation = graphql(
+  `
   mutation RevokeApiKey($id: ID!) {
     revokeApiKey(id: $id) {
       __typename
@@ -57,12 +56,12 @@ const RevokeApiKeyMutation = graphql(`
           revokedAt
         }
       }
-      ... on Error {
-        message
-      }
+      ...MutationErrorFields
     }
   }
-`);
+`,
+  [MutationErrorFields],
+);
 
 type ApiKeyRow = ResultOf<typeof ApiKeysQuery>['apiKeys'][number];
 

@@ -3,13 +3,15 @@ import { useForm } from 'react-hook-form';
 import { useMutation } from 'urql';
 import { Link, useLocation } from 'wouter';
 import { showMutationErrors } from '../forms/formErrors.ts';
+import { MutationErrorFields } from '../forms/mutationErrors.ts';
 import { graphql } from '../graphql.ts';
 import { gateToGraphQL } from '../graphqlEnums.ts';
 import { GateForm } from './GateForm.tsx';
 import { emptyGateForm, fieldOfIssue, type GateFormValues, gateFormResolver } from './gateForm.ts';
 import { useTaskModels } from './useTaskModels.ts';
 
-const CreateGateMutation = graphql(`
+const CreateGateMutation = graphql(
+  `
   mutation CreateGate($input: GateInput!) {
     createGate(input: $input) {
       __typename
@@ -19,21 +21,12 @@ const CreateGateMutation = graphql(`
           name
         }
       }
-      ... on Error {
-        message
-      }
-      ... on ValidationError {
-        issues {
-          path
-          message
-        }
-      }
-      ... on ConflictError {
-        field
-      }
+      ...MutationErrorFields
     }
   }
-`);
+`,
+  [MutationErrorFields],
+);
 
 /** Runs the create-gate form: offers the models of the chosen task type, saves, puts errors on fields. */
 export function CreateGatePage() {

@@ -5,6 +5,7 @@ import { type FieldErrors, type UseFormReturn, useForm } from 'react-hook-form';
 import { useMutation } from 'urql';
 import { Link, useLocation } from 'wouter';
 import { showMutationErrors } from '../forms/formErrors.ts';
+import { MutationErrorFields } from '../forms/mutationErrors.ts';
 import { graphql } from '../graphql.ts';
 import { fromEnum, gateToGraphQL } from '../graphqlEnums.ts';
 import { Connections } from './Connections.tsx';
@@ -33,37 +34,27 @@ const UpdateGateMutation = graphql(
           ...GateDetail
         }
       }
-      ... on Error {
-        message
-      }
-      ... on ValidationError {
-        issues {
-          path
-          message
-        }
-      }
-      ... on ConflictError {
-        field
-      }
+      ...MutationErrorFields
     }
   }
 `,
-  [GateDetail],
+  [GateDetail, MutationErrorFields],
 );
 
-const DeleteGateMutation = graphql(`
+const DeleteGateMutation = graphql(
+  `
   mutation DeleteGate($id: ID!) {
     deleteGate(id: $id) {
       __typename
       ... on MutationDeleteGateSuccess {
         data
       }
-      ... on Error {
-        message
-      }
+      ...MutationErrorFields
     }
   }
-`);
+`,
+  [MutationErrorFields],
+);
 
 type Gate = GateDetailData;
 type GateEditApi = UseFormReturn<GateFormValues, unknown, GatePatch>;

@@ -3,6 +3,7 @@ import { useMutation, useQuery } from 'urql';
 import { Link, Redirect, useLocation } from 'wouter';
 import { useStartOver } from '../client.tsx';
 import { showMutationErrors } from '../forms/formErrors.ts';
+import { MutationErrorFields } from '../forms/mutationErrors.ts';
 import { graphql } from '../graphql.ts';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
 import { AuthLayout } from './AuthLayout.tsx';
@@ -18,7 +19,8 @@ const SignInPageQuery = graphql(`
   }
 `);
 
-const SignInMutation = graphql(`
+const SignInMutation = graphql(
+  `
   mutation SignIn($input: CredentialsInput!) {
     signIn(input: $input) {
       __typename
@@ -29,18 +31,12 @@ const SignInMutation = graphql(`
           }
         }
       }
-      ... on Error {
-        message
-      }
-      ... on ValidationError {
-        issues {
-          path
-          message
-        }
-      }
+      ...MutationErrorFields
     }
   }
-`);
+`,
+  [MutationErrorFields],
+);
 
 export function SignInPage() {
   const [{ data, fetching, error }, refetch] = useQuery({ query: SignInPageQuery });

@@ -6,6 +6,7 @@ import { useMutation, useQuery } from 'urql';
 import { Link, Redirect, useLocation } from 'wouter';
 import { useStartOver } from '../client.tsx';
 import { showMutationErrors } from '../forms/formErrors.ts';
+import { MutationErrorFields } from '../forms/mutationErrors.ts';
 import { graphql } from '../graphql.ts';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
 import { ApiKeyReveal } from './ApiKeyReveal.tsx';
@@ -23,7 +24,8 @@ const SignUpPageQuery = graphql(`
   }
 `);
 
-const SignUpMutation = graphql(`
+const SignUpMutation = graphql(
+  `
   mutation SignUp($input: CredentialsInput!) {
     signUp(input: $input) {
       __typename
@@ -45,21 +47,12 @@ const SignUpMutation = graphql(`
           }
         }
       }
-      ... on Error {
-        message
-      }
-      ... on ConflictError {
-        field
-      }
-      ... on ValidationError {
-        issues {
-          path
-          message
-        }
-      }
+      ...MutationErrorFields
     }
   }
-`);
+`,
+  [MutationErrorFields],
+);
 
 type IssuedKey = { key: string; name: string };
 
