@@ -366,6 +366,8 @@ function reservationsFor(deps: DataPlaneDeps, gate: Gate, t: Trace, plan: Plan) 
     held,
     first: () => reserve(worstCaseCost(plan.order, plan.params)),
     beforeAttempt: async (model: string) => {
+      // Nothing charged yet: the first reservation covers any one attempt already.
+      if (t.failedCostUsd === 0) return;
       const needed = t.failedCostUsd + worstCaseCost([model], plan.params);
       if (needed > reserved) await reserve(needed - reserved);
     },
