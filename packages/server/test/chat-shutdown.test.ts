@@ -3,30 +3,16 @@
  * The process keeps its data in PGlite under DATA_DIR whichever database the suite runs on, so
  * the test runs once, in the PGlite project.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connectDatabase } from '../src/db/client.ts';
 import { databaseKind } from './support/app.ts';
 import { say } from './support/chat.ts';
-
-// tsx is the server package's dependency: start the process where it resolves.
-const serverDir = path.resolve(import.meta.dirname, '..');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
+import { startServerProcess } from './support/process.ts';
 
 function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: string | null }> {
   return new Promise((resolve) => {
@@ -34,46 +20,6 @@ function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: str
       resolve({ code: child.exitCode, signal: child.signalCode });
     } else child.once('exit', (code, signal) => resolve({ code, signal }));
   });
-}
-
-async function startServer(dataDir: string) {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: serverDir,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      DATABASE_URL: '',
-      GATEHOUSE_OPEN_SIGNUP: '1',
-      NODE_ENV: 'test',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    output += chunk;
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 45_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the server exited early:\n${output}`);
-    const status = await fetch(`${url}/readyz`).then(
-      (r) => r.status,
-      () => 0,
-    );
-    if (status === 200) break;
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`the server was not ready within 45 s:\n${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return { child, url, output: () => output };
 }
 
 describe.runIf(databaseKind === 'pglite')('the server process on SIGTERM', () => {
@@ -85,7 +31,7 @@ describe.runIf(databaseKind === 'pglite')('the server process on SIGTERM', () =>
   it('has written a log entry for every request it answered once it has exited', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'gatehouse-shutdown-'));
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-    const server = await startServer(dataDir);
+    const server = await startServerProcess(dataDir);
     cleanups.push(async () => {
       if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
     });

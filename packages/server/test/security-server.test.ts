@@ -6,7 +6,7 @@
  * answered in the native error shape. The process keeps its data in PGlite whichever database
  * the suite runs on, so the tests run once, in the PGlite project.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
@@ -15,62 +15,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseKind } from './support/app.ts';
 import { say, sseEvents } from './support/chat.ts';
+import { startServerProcess } from './support/process.ts';
 
-const serverDir = path.resolve(import.meta.dirname, '..');
 const HEADERS_TIMEOUT_MS = 500;
 const REQUEST_TIMEOUT_MS = 1500;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-async function startServer(dataDir: string) {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: serverDir,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      DATABASE_URL: '',
-      GATEHOUSE_OPEN_SIGNUP: '1',
-      GATEHOUSE_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
-      GATEHOUSE_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
-      NODE_ENV: 'test',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    output += chunk;
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let tries = 0; ; tries++) {
-    if (child.exitCode !== null) throw new Error(`the server exited early:\n${output}`);
-    const status = await fetch(`${url}/readyz`).then(
-      (r) => r.status,
-      () => 0,
-    );
-    if (status === 200) break;
-    if (tries > 450) {
-      child.kill('SIGKILL');
-      throw new Error(`the server was not ready:\n${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return { child, port, url, output: () => output };
-}
 
 type RawAnswer = { status: number; headers: Record<string, string>; body: string };
 
@@ -115,12 +63,15 @@ function expectNativeError(answer: RawAnswer, status: number, code: string) {
 }
 
 describe.runIf(databaseKind === 'pglite')('the server process, below HTTP', () => {
-  let server: Awaited<ReturnType<typeof startServer>>;
+  let server: Awaited<ReturnType<typeof startServerProcess>>;
   let dataDir = '';
 
   beforeAll(async () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'gatehouse-server-'));
-    server = await startServer(dataDir);
+    server = await startServerProcess(dataDir, {
+      GATEHOUSE_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
+      GATEHOUSE_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
+    });
   }, 60_000);
   afterAll(async () => {
     const child: ChildProcess | undefined = server?.child;
