@@ -18,6 +18,7 @@ import { nativeChatRoutes } from './rest/chat.ts';
 import { gateRoutes } from './rest/gates.ts';
 import { logRoutes } from './rest/logs.ts';
 import { openAIRoutes } from './rest/openai.ts';
+import { responsesRoutes } from './rest/responses/routes.ts';
 import type { Runtime } from './runtime.ts';
 
 /** Control-plane bodies are small; a larger one is refused before it is read in full. */
@@ -50,10 +51,11 @@ export function createApp(config: Config, runtime: Runtime) {
   });
   // Chat bodies may carry images, so they get their own, larger limit, which the chat routes
   // enforce as they read; the OpenAI- and Anthropic-compatible routes answer in their own error
-  // shapes, so they come before the native /v1 middleware.
+  // shapes (the Responses API in OpenAI's), so they come before the native /v1 middleware.
   const chatLimits = { maxBodyBytes: config.maxChatBodyBytes };
   app.route('/v1', openAIRoutes(runtime.dataPlane, chatLimits));
   app.route('/v1', anthropicRoutes(runtime.dataPlane, chatLimits));
+  app.route('/v1', responsesRoutes(runtime.dataPlane, chatLimits));
   app.use('/v1/*', limit);
   app.use('/graphql', limit);
 

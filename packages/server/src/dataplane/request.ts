@@ -19,7 +19,7 @@ const textPart = z.object({ type: z.literal('text'), text });
  * An image by URL, or inline as a base64 data URL of an image type: providers such as Gemini take
  * any inline media (a PDF, an hour of audio), priced far beyond what an image's worst case allows.
  */
-const imageUrl = z
+export const imageUrl = z
   .string()
   .min(1)
   .refine(
@@ -71,33 +71,33 @@ export const messageSchema = z.discriminatedUnion('role', [
   }),
 ]);
 
-const toolDefinition = z.object({
-  type: z.literal('function'),
-  function: z.object({
-    name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, _ or -'),
-    description: z.string().optional(),
-    parameters: boundedJsonObject.optional(),
-    strict: z.boolean().nullable().optional(),
-  }),
+/** A function the model may call (OpenAI's shape; the Responses API has it unwrapped). */
+export const toolFunction = z.object({
+  name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, _ or -'),
+  description: z.string().optional(),
+  parameters: boundedJsonObject.optional(),
+  strict: z.boolean().nullable().optional(),
 });
+
+const toolDefinition = z.object({ type: z.literal('function'), function: toolFunction });
 
 const toolChoice = z.union([
   z.enum(['auto', 'none', 'required']),
   z.object({ type: z.literal('function'), function: z.object({ name: z.string().min(1) }) }),
 ]);
 
+/** A JSON schema the answer must follow (the Responses API has it unwrapped in `text.format`). */
+export const jsonSchemaFormat = z.object({
+  name: z.string().min(1).max(64),
+  description: z.string().optional(),
+  schema: z.record(z.string(), z.unknown()),
+  strict: z.boolean().nullable().optional(),
+});
+
 const responseFormat = z.discriminatedUnion('type', [
   z.object({ type: z.literal('text') }),
   z.object({ type: z.literal('json_object') }),
-  z.object({
-    type: z.literal('json_schema'),
-    json_schema: z.object({
-      name: z.string().min(1).max(64),
-      description: z.string().optional(),
-      schema: z.record(z.string(), z.unknown()),
-      strict: z.boolean().nullable().optional(),
-    }),
-  }),
+  z.object({ type: z.literal('json_schema'), json_schema: jsonSchemaFormat }),
 ]);
 
 const stop = z
@@ -105,7 +105,7 @@ const stop = z
   .transform((s) => (typeof s === 'string' ? [s] : s));
 
 /** Ranges a client's parameters must respect, override permission or not. */
-const params = {
+export const params = {
   temperature: z.number().min(0).max(2),
   maxTokens: z.number().int().min(1).max(2_000_000),
   topP: z.number().min(0).max(1),
@@ -113,7 +113,7 @@ const params = {
   seed: z.number().int(),
 };
 
-const metadata = z.record(
+export const metadata = z.record(
   z.string().max(64),
   z.union([z.string().max(512), z.number(), z.boolean(), z.null()]),
 );

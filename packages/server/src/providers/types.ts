@@ -238,6 +238,12 @@ export function withoutAnthropicFields(message: ChatMessage): ChatMessage {
   } as ChatMessage;
 }
 
+/** One unmarked text part as plain text, what every provider takes; several stay parts. */
+export function contentOf<P extends ContentPart>(parts: P[]): string | P[] {
+  const [only] = parts;
+  return parts.length === 1 && only?.type === 'text' && !only.cache_control ? only.text : parts;
+}
+
 /** A tool call's arguments as JSON; a model's malformed arguments read as no arguments. */
 export function parseToolArguments(args: string): unknown {
   try {

@@ -6,14 +6,15 @@
 import { boundedJsonObject } from '@gatehouse/rules/jsonLimits';
 import { z } from 'zod';
 import type { ChatRequest } from '../../dataplane/request.ts';
-import type {
-  CacheControl,
-  ChatMessage,
-  ContentPart,
-  TextPart,
-  ThinkingBlock,
-  ToolCall,
-  ToolChoice,
+import {
+  type CacheControl,
+  type ChatMessage,
+  type ContentPart,
+  contentOf,
+  type TextPart,
+  type ThinkingBlock,
+  type ToolCall,
+  type ToolChoice,
 } from '../../providers/types.ts';
 
 const text = z.string().max(5_000_000);
@@ -136,12 +137,6 @@ function partOf(block: z.infer<typeof textBlock> | z.infer<typeof imageBlock>): 
   const { source } = block;
   const url = source.type === 'base64' ? `data:${source.media_type};base64,${source.data}` : source.url;
   return { type: 'image_url', image_url: { url }, ...cached(block.cache_control) };
-}
-
-/** One unmarked text block as plain text, what every provider takes; several stay blocks. */
-function contentOf<P extends ContentPart>(parts: P[]): string | P[] {
-  const [only] = parts;
-  return parts.length === 1 && only?.type === 'text' && !only.cache_control ? only.text : parts;
 }
 
 /** Tool results first (OpenAI's shape wants them right after the calls), then what the user wrote. */
