@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { loadConfig } from '../src/config.ts';
 import { connectDatabase, type Database } from '../src/db/client.ts';
 import { registerAccount } from '../src/domain/accounts.ts';
-import { listModels } from '../src/domain/catalog.ts';
+import { createModelNames, listModels } from '../src/domain/catalog.ts';
 import { createGate } from '../src/domain/gates.ts';
 
 export type SeedOptions = {
@@ -74,18 +74,25 @@ type SeedGate = {
   outPrice: number;
 };
 
+// The seeded models are all `provider/model` ids of the catalog: no provider need be configured.
+const seedModelNames = createModelNames(new Set());
+
 async function makeGates(userId: string, count: number, prefix: string): Promise<SeedGate[]> {
   const models = seedModels();
   const gates: SeedGate[] = [];
   for (let n = 0; n < count; n++) {
     const m = models[n % models.length] as (typeof models)[number];
     const fb = n % 3 === 0 ? models[(n + 1) % models.length] : undefined;
-    const gate = await createGate(userId, {
-      name: `${prefix} ${String(n + 1).padStart(2, '0')}`,
-      model: m.id,
-      taskType: 'chat',
-      ...(fb && fb.id !== m.id && { routingStrategy: 'fallback', fallbackModels: [fb.id] }),
-    });
+    const gate = await createGate(
+      userId,
+      {
+        name: `${prefix} ${String(n + 1).padStart(2, '0')}`,
+        model: m.id,
+        taskType: 'chat',
+        ...(fb && fb.id !== m.id && { routingStrategy: 'fallback', fallbackModels: [fb.id] }),
+      },
+      { models: seedModelNames },
+    );
     gates.push({
       id: gate.id,
       name: gate.name,

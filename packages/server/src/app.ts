@@ -53,7 +53,7 @@ export function createApp(config: Config, runtime: Runtime) {
   // enforce as they read; the OpenAI- and Anthropic-compatible routes answer in their own error
   // shapes (the Responses API in OpenAI's), so they come before the native /v1 middleware.
   const chatLimits = { maxBodyBytes: config.maxChatBodyBytes };
-  app.route('/v1', openAIRoutes(runtime.dataPlane, chatLimits));
+  app.route('/v1', openAIRoutes(runtime.dataPlane, chatLimits, runtime.models));
   app.route('/v1', anthropicRoutes(runtime.dataPlane, chatLimits));
   app.route('/v1', responsesRoutes(runtime.dataPlane, chatLimits));
   app.use('/v1/*', limit);
@@ -64,7 +64,7 @@ export function createApp(config: Config, runtime: Runtime) {
   app.use('/v3/*', requireActor);
   app.route('/v3', nativeChatRoutes(runtime.dataPlane, chatLimits));
   app.route('/v1/api-keys', apiKeyRoutes);
-  app.route('/v1/gates', gateRoutes(runtime.spending));
+  app.route('/v1/gates', gateRoutes(runtime));
   app.route('/v1/logs', logRoutes);
   app.all('/v1/*', () => {
     throw new NotFoundError('Route');
@@ -78,7 +78,7 @@ export function createApp(config: Config, runtime: Runtime) {
   let graphql: Promise<(c: Context) => Promise<Response>> | undefined;
   app.on(['GET', 'POST', 'OPTIONS'], '/graphql', async (c) => {
     graphql ??= import('./graphql/yoga.ts').then(
-      (m) => m.createGraphQLHandler(config, runtime.spending),
+      (m) => m.createGraphQLHandler(config, runtime),
       (error) => {
         graphql = undefined; // the next request tries again
         throw error;

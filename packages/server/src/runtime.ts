@@ -4,6 +4,7 @@ import { createSqlLedger } from './dataplane/ledger.ts';
 import { LocalLedger } from './dataplane/localLedger.ts';
 import { createLogWriter, type LogWriter } from './dataplane/logWriter.ts';
 import { sql } from './db/client.ts';
+import { createModelNames, type ModelNames } from './domain/catalog.ts';
 import type { SpendingCounters } from './domain/spending.ts';
 import { createProviderRegistry } from './providers/registry.ts';
 
@@ -13,6 +14,8 @@ export type Runtime = {
   logs: LogWriter;
   /** The ledger's counters, for the control plane's reads and limit changes. */
   spending: SpendingCounters;
+  /** How model names written by users become `provider/model` ids, given what is configured. */
+  models: ModelNames;
   close(): Promise<void>;
 };
 
@@ -20,8 +23,11 @@ export function createRuntime(config: Config, opts: { random?: () => number } = 
   const logs = createLogWriter();
   // The embedded database belongs to this process alone, so spending can be decided in memory.
   const ledger = sql().kind === 'pglite' ? new LocalLedger() : createSqlLedger();
+  const providers = createProviderRegistry(config.providers);
+  const models = createModelNames(providers.configured);
   const dataPlane = createDataPlane({
-    providers: createProviderRegistry(config.providers),
+    providers,
+    models,
     logs,
     ledger,
     attemptTimeoutMs: config.attemptTimeoutMs,
@@ -31,6 +37,7 @@ export function createRuntime(config: Config, opts: { random?: () => number } = 
     dataPlane,
     logs,
     spending: ledger,
+    models,
     close: async () => {
       await ledger.close();
       await logs.close();

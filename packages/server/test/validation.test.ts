@@ -55,7 +55,7 @@ const BAD_VALUES: Record<string, [label: string, value: unknown][]> = {
   model: [
     ['empty', ''],
     ['unknown', 'nope/nope'],
-    ['without a provider', 'echo'],
+    ['a plain name no provider serves', 'no-such-model'],
     ['of another task type', 'mock/embed'],
     ['a number', 1],
     ['null', null],

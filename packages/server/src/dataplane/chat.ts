@@ -4,8 +4,8 @@
  * parse the wire format and write the answer.
  */
 import { randomUUID } from 'node:crypto';
-import type { AllowOverrides, TaskType } from '@gatehouse/rules/gate';
-import { findModel, modelProblem } from '../domain/catalog.ts';
+import { type AllowOverrides, overrideAllowed, type TaskType } from '@gatehouse/rules/gate';
+import { findModel, type ModelNames, modelProblem } from '../domain/catalog.ts';
 import { DomainError, HTTP_STATUS, ValidationError } from '../domain/errors.ts';
 import type { Gate } from '../generated/prisma/client.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
@@ -74,6 +74,7 @@ export class ChatFailure extends DomainError {
 
 export type DataPlaneDeps = {
   providers: ProviderRegistry;
+  models: ModelNames;
   logs: LogWriter;
   ledger: SpendingLedger;
   attemptTimeoutMs: number;
@@ -106,7 +107,7 @@ function failureFor(error: ProviderError, attempts: Attempt[]): ChatFailure {
 type Plan = { params: ChatParams; order: string[]; ignoredOverrides: string[] };
 
 /** The gate merge, checked: a bad schema or a model the gate's task type cannot use is a 400. */
-function planFor(gate: Gate, request: ChatRequest, random: () => number): Plan {
+function planFor(gate: Gate, request: ChatRequest, deps: DataPlaneDeps): Plan {
   if (gate.taskType !== 'chat') {
     throw new ValidationError([
       {
@@ -115,13 +116,14 @@ function planFor(gate: Gate, request: ChatRequest, random: () => number): Plan {
       },
     ]);
   }
+  const allowOverrides = gate.allowOverrides as AllowOverrides;
   const merged = mergeRequest(
     {
       ...gate,
-      allowOverrides: gate.allowOverrides as AllowOverrides,
+      allowOverrides,
       responseFormatSchema: gate.responseFormatSchema as Record<string, unknown> | null,
     },
-    request,
+    withModelResolved(request, gate.model, allowOverrides, deps.models),
   );
   const badSchema = schemaProblem(merged.params.responseFormat);
   if (badSchema) throw new ValidationError([{ path: 'responseFormat', message: badSchema }]);
@@ -133,9 +135,27 @@ function planFor(gate: Gate, request: ChatRequest, random: () => number): Plan {
     gate.routingStrategy as RoutingStrategy,
     merged.model,
     gate.fallbackModels,
-    random,
+    deps.random ?? Math.random,
   );
   return { params: merged.params, order, ignoredOverrides: merged.ignoredOverrides };
+}
+
+/**
+ * The client's model as a `provider/model` id (it may write `gpt-4o-mini`), so naming the
+ * gate's own model plainly overrides nothing. A name that cannot be resolved is a 400 only where
+ * the gate would use it; where the gate ignores model overrides, it is ignored like any other.
+ */
+function withModelResolved(
+  request: ChatRequest,
+  gateModel: string,
+  allowOverrides: AllowOverrides,
+  models: ModelNames,
+): ChatRequest {
+  if (request.model === undefined || request.model === gateModel) return request;
+  const resolved = models.resolve(request.model);
+  if (resolved.ok) return { ...request, model: resolved.id };
+  if (!overrideAllowed(allowOverrides, 'model')) return request;
+  throw new ValidationError([{ path: 'model', message: resolved.message }]);
 }
 
 const isBlocking = (gate: Gate) => gate.spendingEnforcement === 'block' && gate.spendingLimit !== null;
@@ -418,7 +438,7 @@ async function chat(
   let recorded = false;
   try {
     t.request = parse();
-    const plan = planFor(gate, t.request, deps.random ?? Math.random);
+    const plan = planFor(gate, t.request, deps);
     t.ignoredOverrides = plan.ignoredOverrides;
     let beforeAttempt = async (_model: string) => {};
     if (isBlocking(gate)) {

@@ -6,8 +6,8 @@
  */
 
 import type { TaskType } from '@gatehouse/rules/gate';
-import { findProvider, type ModelInfo, type ModelPrice } from '@pydantic/genai-prices';
-import { PROVIDERS } from '../providers/descriptors.ts';
+import { calcPrice, findProvider, type ModelInfo, type ModelPrice } from '@pydantic/genai-prices';
+import { PROVIDERS, providerDescriptor } from '../providers/descriptors.ts';
 
 export type CatalogModel = {
   /** "provider/model", the identifier gates use. */
@@ -142,8 +142,41 @@ function selfHosted(id: string): CatalogModel | undefined {
   };
 }
 
+/**
+ * Names a provider publishes for a catalog model besides its own id (dated snapshots such as
+ * gpt-4o-2024-08-06, `-latest` names, `-001` versions), recognised by genai-prices' own match
+ * rules: `openai/gpt-4o-2024-08-06` is that snapshot, sent on the wire as named and priced as
+ * gpt-4o. Lookups are remembered, a bounded number of them, since clients name models per request.
+ */
+const ALIAS_NAME = /^[\w.:@-]{1,150}$/;
+const aliases = new Map<string, CatalogModel | null>();
+const MAX_REMEMBERED_ALIASES = 2_000;
+
+function aliasOf(id: string): CatalogModel | undefined {
+  const remembered = aliases.get(id);
+  if (remembered !== undefined) return remembered ?? undefined;
+  const found = lookUpAlias(id);
+  if (aliases.size >= MAX_REMEMBERED_ALIASES) aliases.clear();
+  aliases.set(id, found ?? null);
+  return found;
+}
+
+function lookUpAlias(id: string): CatalogModel | undefined {
+  const slash = id.indexOf('/');
+  const provider = id.slice(0, slash);
+  const name = id.slice(slash + 1);
+  const prices = providerDescriptor(provider)?.prices;
+  if (slash < 0 || prices?.source !== 'genai-prices' || !ALIAS_NAME.test(name)) return undefined;
+  const match = calcPrice({ input_tokens: 1 }, name, { providerId: prices.id });
+  // A provider's list may fall back to another's (Google's to Anthropic's): not its own model.
+  if (!match || match.provider.id !== prices.id) return undefined;
+  const base = all().get(`${provider}/${match.model.id}`);
+  return base && { ...base, id, providerModel: name };
+}
+
+/** A model by its `provider/model` id: a catalog model, an alias of one, or a self-hosted one. */
 export function findModel(id: string): CatalogModel | undefined {
-  return all().get(id) ?? selfHosted(id);
+  return all().get(id) ?? selfHosted(id) ?? aliasOf(id);
 }
 
 export function listModels(filter: { taskType?: TaskType; provider?: string } = {}): CatalogModel[] {
@@ -156,9 +189,79 @@ export function listModels(filter: { taskType?: TaskType; provider?: string } = 
 /** Why `id` cannot serve a gate of `taskType`, or null when it can. */
 export function modelProblem(id: string, taskType: TaskType): string | null {
   const model = findModel(id);
-  if (!model) return `unknown model "${id}" (models are named provider/model, e.g. mock/echo)`;
+  if (!model) return `unknown model "${id}" (name a catalog model, e.g. gpt-4o-mini or mock/echo)`;
   if (!model.taskTypes.includes(taskType)) {
     return `model "${id}" does not support task type "${taskType}" (it supports ${model.taskTypes.join(', ')})`;
   }
   return null;
+}
+
+export type ModelName = { ok: true; id: string } | { ok: false; message: string };
+
+/**
+ * How names a user writes become the `provider/model` ids gates store: `provider/model` as it
+ * is, and a plain catalog name (`gpt-4o-mini`, `claude-sonnet-4-5`, a dated snapshot) at the
+ * provider that makes it, never a reseller. A name no maker claims goes to the one provider
+ * that serves it, or, when several do, the one configured here; several configured is a
+ * question only the user can answer, so it is refused listing the spellings to choose from.
+ */
+export type ModelNames = {
+  resolve(name: string): ModelName;
+  /** The plain name that resolves to `id`, if there is one (for listings that show both). */
+  plainNameOf(id: string): string | null;
+};
+
+/** Providers a plain name may resolve to, makers before resellers as PROVIDERS lists them. */
+const NAMED_PROVIDERS = PROVIDERS.filter((p) => p.prices.source !== 'self-hosted').map((p) => p.id);
+
+function isProviderId(prefix: string): boolean {
+  return providerDescriptor(prefix) !== undefined;
+}
+
+export function createModelNames(configured: ReadonlySet<string>): ModelNames {
+  const remembered = new Map<string, ModelName>();
+
+  function lookUp(name: string): ModelName {
+    if (findModel(name)) return { ok: true, id: name };
+    const source = findProvider({ modelId: name })?.id;
+    const maker = source === undefined ? undefined : PRICED_PROVIDERS.get(source);
+    if (maker && findModel(`${maker}/${name}`)) return { ok: true, id: `${maker}/${name}` };
+    const servedBy = NAMED_PROVIDERS.map((p) => `${p}/${name}`).filter((id) => findModel(id));
+    if (servedBy.length === 1) return { ok: true, id: servedBy[0] as string };
+    const here = servedBy.filter((id) => configured.has(id.slice(0, id.indexOf('/'))));
+    if (here.length === 1) return { ok: true, id: here[0] as string };
+    if (servedBy.length > 1) {
+      const choices = here.length > 1 ? here : servedBy;
+      return {
+        ok: false,
+        message: `model "${name}" is served by ${choices.join(' and ')}; name one of them`,
+      };
+    }
+    // Some providers' own names hold a slash (groq's openai/gpt-oss-20b): looked for above.
+    const slash = name.indexOf('/');
+    if (slash > 0 && isProviderId(name.slice(0, slash))) {
+      return { ok: false, message: `unknown model "${name}" (${name.slice(0, slash)} has no such model)` };
+    }
+    return {
+      ok: false,
+      message: `unknown model "${name}" (name a catalog model, e.g. gpt-4o-mini or mock/echo)`,
+    };
+  }
+
+  return {
+    resolve(name) {
+      let found = remembered.get(name);
+      if (!found) {
+        found = lookUp(name);
+        if (remembered.size >= MAX_REMEMBERED_ALIASES) remembered.clear();
+        remembered.set(name, found);
+      }
+      return found;
+    },
+    plainNameOf(id) {
+      const plain = id.slice(id.indexOf('/') + 1);
+      const back = this.resolve(plain);
+      return back.ok && back.id === id ? plain : null;
+    },
+  };
 }

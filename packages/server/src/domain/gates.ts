@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { prisma } from '../db/client.ts';
 import { responseSchemaProblem } from '../domain/responseSchema.ts';
 import { type Gate, Prisma } from '../generated/prisma/client.ts';
-import { modelProblem } from './catalog.ts';
+import { type ModelNames, modelProblem } from './catalog.ts';
 import { ConflictError, PlanLimitError, parseWith, ValidationError } from './errors.ts';
 import { forgetGate, getGate } from './gateCache.ts';
 import { planOf } from './plans.ts';
@@ -84,6 +84,31 @@ function gateIssues(gate: GateSettings): FieldIssue[] {
   return issues;
 }
 
+/**
+ * The input's model names as the `provider/model` ids a gate stores: a user may write
+ * `gpt-4o-mini`, and reads back `openai/gpt-4o-mini`. Names that resolve to nothing, or to
+ * several providers, are issues of their fields.
+ */
+function withModelIds<T extends Partial<Pick<GateSettings, 'model' | 'fallbackModels'>>>(
+  input: T,
+  models: ModelNames,
+): T {
+  const issues: FieldIssue[] = [];
+  const idOf = (name: string, path: string) => {
+    const resolved = models.resolve(name);
+    if (resolved.ok) return resolved.id;
+    issues.push({ path, message: resolved.message });
+    return name;
+  };
+  const out = { ...input };
+  if (input.model !== undefined) out.model = idOf(input.model, 'model');
+  if (input.fallbackModels !== undefined) {
+    out.fallbackModels = input.fallbackModels.map((m, i) => idOf(m, `fallbackModels.${i}`));
+  }
+  if (issues.length > 0) throw new ValidationError(issues);
+  return out;
+}
+
 /** Prisma data for the given settings: JSON nulls spelled as Prisma wants them. */
 function toData(patch: GatePatch) {
   const { allowOverrides, responseFormatSchema, ...rest } = patch;
@@ -103,10 +128,18 @@ function isUniqueViolation(error: unknown): boolean {
 
 const nameTaken = () => new ConflictError('You have a gate with this name already', 'name');
 
-export async function createGate(userId: string, raw: unknown): Promise<Gate> {
+/** What the gate rules read besides the database: spending counters, and how model names resolve. */
+export type GateDeps = { spending: SpendingCounters; models: ModelNames };
+
+export async function createGate(
+  userId: string,
+  raw: unknown,
+  deps: Pick<GateDeps, 'models'>,
+): Promise<Gate> {
   const parsed = parseGateInput(raw, 'create');
   if (!parsed.ok) throw new ValidationError(parsed.issues);
-  const settings: GateSettings = { ...GATE_DEFAULTS, ...parsed.value };
+  const input = withModelIds(parsed.value, deps.models);
+  const settings: GateSettings = { ...GATE_DEFAULTS, ...input };
   const issues = gateIssues(settings);
   if (issues.length > 0) throw new ValidationError(issues);
   try {
@@ -121,11 +154,11 @@ export async function createGate(userId: string, raw: unknown): Promise<Gate> {
           plan.maxGates,
         );
       }
-      const { name, model, taskType } = parsed.value;
+      const { name, model, taskType } = input;
       // A block limit of 0 admits nothing: such a gate starts suspended.
       const spendingStatus = spendingStatusFor({ ...settings, spendingCurrent: 0 });
       return tx.gate.create({
-        data: { ...toData(parsed.value), name, model, taskType, userId, spendingStatus },
+        data: { ...toData(input), name, model, taskType, userId, spendingStatus },
       });
     });
   } catch (error) {
@@ -186,27 +219,23 @@ export async function listGates(userId: string, rawQuery: unknown): Promise<Page
   return { items, hasMore: more, limit, nextCursor: more ? (items.at(-1)?.id ?? null) : null };
 }
 
-export async function updateGate(
-  userId: string,
-  id: string,
-  raw: unknown,
-  spending: SpendingCounters,
-): Promise<Gate> {
+export async function updateGate(userId: string, id: string, raw: unknown, deps: GateDeps): Promise<Gate> {
   const parsed = parseGateInput(raw, 'update');
   const existing = await getGate(userId, id);
   if (!parsed.ok) throw new ValidationError(parsed.issues);
-  const settings: GateSettings = { ...settingsOf(existing), ...parsed.value };
+  const input = withModelIds(parsed.value, deps.models);
+  const settings: GateSettings = { ...settingsOf(existing), ...input };
   const issues = gateIssues(settings);
   if (issues.length > 0) throw new ValidationError(issues);
   const spendingTouched =
-    parsed.value.spendingLimit !== undefined ||
-    parsed.value.spendingEnforcement !== undefined ||
-    parsed.value.spendingLimitPeriod !== undefined;
+    input.spendingLimit !== undefined ||
+    input.spendingEnforcement !== undefined ||
+    input.spendingLimitPeriod !== undefined;
   try {
-    const updated = await prisma.gate.update({ where: { id: existing.id }, data: toData(parsed.value) });
+    const updated = await prisma.gate.update({ where: { id: existing.id }, data: toData(input) });
     if (spendingTouched) {
       // A changed limit, enforcement or period takes effect at once.
-      await spending.settingsChanged(existing.id);
+      await deps.spending.settingsChanged(existing.id);
     }
     // Forgotten after the write, so a request reading meanwhile cannot cache the old gate.
     forgetGate(existing);

@@ -1,5 +1,6 @@
 import { GraphQLError } from 'graphql';
 import type { Config } from '../config.ts';
+import type { ModelNames } from '../domain/catalog.ts';
 import type { DomainError } from '../domain/errors.ts';
 import type { SpendingCounters } from '../domain/spending.ts';
 import type { Actor } from '../http/auth.ts';
@@ -16,6 +17,8 @@ export type GraphQLContext = {
   clientAddress: string;
   /** The data plane's spending counters (runtime.ts): gates read and change through them. */
   spending: SpendingCounters;
+  /** How model names written by users resolve (runtime.ts). */
+  models: ModelNames;
   /** Rows this operation's lists have asked for so far (countRows). */
   listedRows: number;
 };

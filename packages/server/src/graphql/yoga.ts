@@ -3,14 +3,14 @@ import { createYoga } from 'graphql-yoga';
 import type { Context } from 'hono';
 import type { Config } from '../config.ts';
 import { DomainError } from '../domain/errors.ts';
-import type { SpendingCounters } from '../domain/spending.ts';
+import type { GateDeps } from '../domain/gates.ts';
 import { clientAddress, resolveActor } from '../http/auth.ts';
 import { isJsonContentType } from '../http/contentType.ts';
 import type { GraphQLContext } from './context.ts';
 import { protectionPlugins } from './protection.ts';
 import { schema } from './schema/index.ts';
 
-export function createGraphQLHandler(config: Config, spending: SpendingCounters) {
+export function createGraphQLHandler(config: Config, { spending, models }: GateDeps) {
   const yoga = createYoga<{ hono: Context }, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -42,6 +42,7 @@ export function createGraphQLHandler(config: Config, spending: SpendingCounters)
     const ctx: GraphQLContext = {
       config,
       spending,
+      models,
       actor: null,
       actorError: null,
       cookies: [],

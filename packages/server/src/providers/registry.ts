@@ -9,6 +9,8 @@ import type { ProviderAdapter } from './types.ts';
 export type ProviderRegistry = {
   /** The adapter for a provider, or null when it has no credentials or endpoint configured. */
   adapter(provider: string): ProviderAdapter | null;
+  /** The providers that have an adapter: those a plain model name may resolve to when several serve it. */
+  configured: ReadonlySet<string>;
   nativeResponseFormat(provider: string, type: 'json_object' | 'json_schema'): boolean;
 };
 
@@ -42,6 +44,7 @@ export function createProviderRegistry(settings: ProviderSettings): ProviderRegi
   }
   return {
     adapter: (provider) => adapters.get(provider) ?? null,
+    configured: new Set(adapters.keys()),
     nativeResponseFormat: (provider, type) => {
       const native = providerDescriptor(provider)?.structuredOutput;
       return (type === 'json_schema' ? native?.jsonSchema : native?.jsonObject) ?? false;

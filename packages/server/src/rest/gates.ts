@@ -1,16 +1,15 @@
 import { Hono } from 'hono';
 import { getGate } from '../domain/gateCache.ts';
-import { createGate, deleteGate, gateState, listGates, updateGate } from '../domain/gates.ts';
-import type { SpendingCounters } from '../domain/spending.ts';
+import { createGate, deleteGate, type GateDeps, gateState, listGates, updateGate } from '../domain/gates.ts';
 import { readJson } from '../http/errors.ts';
 import type { ActorEnv } from '../http/middleware.ts';
 import { gateView } from '../http/views.ts';
 
-export function gateRoutes(spending: SpendingCounters) {
-  const view = (gate: Parameters<typeof gateState>[0]) => gateView(gateState(gate, spending));
+export function gateRoutes(deps: GateDeps) {
+  const view = (gate: Parameters<typeof gateState>[0]) => gateView(gateState(gate, deps.spending));
   return new Hono<ActorEnv>()
     .post('/', async (c) => {
-      const gate = await createGate(c.var.actor.user.id, await readJson(c));
+      const gate = await createGate(c.var.actor.user.id, await readJson(c), deps);
       return c.json(view(gate), 201);
     })
     .get('/', async (c) => {
@@ -22,7 +21,7 @@ export function gateRoutes(spending: SpendingCounters) {
     })
     .get('/:id', async (c) => c.json(view(await getGate(c.var.actor.user.id, c.req.param('id')))))
     .patch('/:id', async (c) => {
-      const gate = await updateGate(c.var.actor.user.id, c.req.param('id'), await readJson(c), spending);
+      const gate = await updateGate(c.var.actor.user.id, c.req.param('id'), await readJson(c), deps);
       return c.json(view(gate));
     })
     .delete('/:id', async (c) => {

@@ -10,7 +10,7 @@ import { Hono } from 'hono';
 import type { ChatOutcome, DataPlane, StreamStart } from '../dataplane/chat.ts';
 import { fromOpenAI, openAIChatSchema } from '../dataplane/request.ts';
 import { prisma } from '../db/client.ts';
-import { findModel } from '../domain/catalog.ts';
+import { findModel, type ModelNames } from '../domain/catalog.ts';
 import { DomainError, HTTP_STATUS, parseWith, ValidationError } from '../domain/errors.ts';
 import { loadGate } from '../domain/gateCache.ts';
 import { CLIENT_GONE_STATUS, clientSignal, isClientGone, readJson } from '../http/errors.ts';
@@ -152,7 +152,11 @@ export function gateIdOf(c: Context, body: unknown): string {
   return candidate;
 }
 
-export function openAIRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: number }) {
+export function openAIRoutes(
+  dataPlane: DataPlane,
+  limits: { maxBodyBytes: number },
+  models: ModelNames,
+) {
   const app = new Hono<ActorEnv>();
   app.onError((error, c) => {
     const { status, body } = openAIError(error);
@@ -178,14 +182,22 @@ export function openAIRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: numbe
     return streamChat((hooks) => dataPlane.chat(caller, gate, parse, hooks), format, signal);
   });
 
-  /** The caller's gates (usable as the model) and the models they route to. */
+  /**
+   * The caller's gates (usable as the model) and the models they route to, each under its
+   * `provider/model` id and, where it resolves back to the same model, its plain name.
+   */
   app.get('/models', requireActor, async (c) => {
     const gates = await prisma.gate.findMany({
       where: { userId: c.var.actor.user.id },
       select: { id: true, name: true, model: true, fallbackModels: true, createdAt: true },
       orderBy: { createdAt: 'asc' },
     });
-    const models = new Set(gates.flatMap((g) => [g.model, ...g.fallbackModels]));
+    const routed = new Set(gates.flatMap((g) => [g.model, ...g.fallbackModels]));
+    const spellings = [...routed].flatMap((id) => {
+      const owner = findModel(id)?.provider ?? 'unknown';
+      const plain = models.plainNameOf(id);
+      return plain === null ? [{ id, owner }] : [{ id, owner }, { id: plain, owner }];
+    });
     const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
     return c.json({
       object: 'list',
@@ -197,9 +209,9 @@ export function openAIRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: numbe
           owned_by: 'gatehouse',
           name: g.name,
         })),
-        ...[...models]
-          .sort()
-          .map((id) => ({ id, object: 'model', created: 0, owned_by: findModel(id)?.provider ?? 'unknown' })),
+        ...spellings
+          .sort((a, b) => a.id.localeCompare(b.id))
+          .map(({ id, owner }) => ({ id, object: 'model', created: 0, owned_by: owner })),
       ],
     });
   });

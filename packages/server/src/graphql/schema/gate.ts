@@ -222,14 +222,13 @@ builder.mutationFields((t) => ({
     type: GateRef,
     errors: { types: [ValidationError, ConflictError, PlanLimitError] },
     args: { input: t.arg({ type: GateInput, required: true }) },
-    resolve: (_root, { input }, ctx) => createGate(requireActor(ctx).user.id, input),
+    resolve: (_root, { input }, ctx) => createGate(requireActor(ctx).user.id, input, ctx),
   }),
   updateGate: t.field({
     type: GateRef,
     errors: { types: [ValidationError, ConflictError, NotFoundError] },
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: GateInput, required: true }) },
-    resolve: (_root, { id, input }, ctx) =>
-      updateGate(requireActor(ctx).user.id, String(id), input, ctx.spending),
+    resolve: (_root, { id, input }, ctx) => updateGate(requireActor(ctx).user.id, String(id), input, ctx),
   }),
   deleteGate: t.field({
     type: 'ID',
