@@ -152,11 +152,7 @@ export function gateIdOf(c: Context, body: unknown): string {
   return candidate;
 }
 
-export function openAIRoutes(
-  dataPlane: DataPlane,
-  limits: { maxBodyBytes: number },
-  models: ModelNames,
-) {
+export function openAIRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: number }, models: ModelNames) {
   const app = new Hono<ActorEnv>();
   app.onError((error, c) => {
     const { status, body } = openAIError(error);
@@ -196,7 +192,8 @@ export function openAIRoutes(
     const spellings = [...routed].flatMap((id) => {
       const owner = findModel(id)?.provider ?? 'unknown';
       const plain = models.plainNameOf(id);
-      return plain === null ? [{ id, owner }] : [{ id, owner }, { id: plain, owner }];
+      const ids = plain === null ? [id] : [id, plain];
+      return ids.map((spelling) => ({ id: spelling, owner }));
     });
     const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
     return c.json({
