@@ -25,3 +25,18 @@ export const apiKeyCreateSchema = z.strictObject({
     .max(100, 'must be at most 100 characters')
     .refine(isStorableText, STORABLE_TEXT_MESSAGE),
 });
+
+/** The plans an account may be on; each one's limits are the server's (domain/plans.ts). */
+export const PLAN_IDS = ['free', 'pro', 'enterprise'] as const;
+export type PlanId = (typeof PLAN_IDS)[number];
+
+/** What the admin may change on an account: its plan, and whether it is disabled. */
+export const accountUpdateSchema = z
+  .strictObject({
+    plan: z.enum(PLAN_IDS, { error: `must be one of ${PLAN_IDS.join(', ')}` }).optional(),
+    disabled: z.boolean('must be true or false').optional(),
+  })
+  .refine((u) => u.plan !== undefined || u.disabled !== undefined, {
+    message: 'name plan or disabled (or both)',
+  });
+export type AccountUpdate = z.output<typeof accountUpdateSchema>;

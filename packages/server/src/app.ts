@@ -11,6 +11,7 @@ import { NotFoundError } from './domain/errors.ts';
 import { errorResponse, tooLarge } from './http/errors.ts';
 import { metricsText } from './http/metrics.ts';
 import { requireActor } from './http/middleware.ts';
+import { adminRoutes } from './rest/admin.ts';
 import { anthropicRoutes } from './rest/anthropic/routes.ts';
 import { apiKeyRoutes } from './rest/apiKeys.ts';
 import { authRoutes } from './rest/auth.ts';
@@ -66,6 +67,7 @@ export function createApp(config: Config, runtime: Runtime) {
   app.route('/v1/api-keys', apiKeyRoutes);
   app.route('/v1/gates', gateRoutes(runtime));
   app.route('/v1/logs', logRoutes);
+  app.route('/v1/admin', adminRoutes);
   app.all('/v1/*', () => {
     throw new NotFoundError('Route');
   });

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { PLAN_IDS, type PlanId } from '@gatehouse/rules/account';
 import { z } from 'zod';
 import { PROVIDERS } from './providers/descriptors.ts';
 
@@ -38,6 +39,11 @@ const envSchema = z.object({
     .optional()
     .or(z.literal('').transform(() => undefined)),
   GATEHOUSE_OPEN_SIGNUP: flag,
+  // Empty counts as unset, as the shell leaves `VAR=` unset in effect.
+  GATEHOUSE_DEFAULT_PLAN: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.enum(PLAN_IDS, { error: `must be one of ${PLAN_IDS.join(', ')}` }).default('free'),
+  ),
   GATEHOUSE_SECURE_COOKIES: flag,
   GATEHOUSE_SESSION_DAYS: z.coerce.number().int().min(1).max(365).default(14),
   GATEHOUSE_WEB_DIST: z.string().optional(),
@@ -112,6 +118,8 @@ export type Config = {
   dataDir: string;
   databaseUrl: string | undefined;
   openSignup: boolean;
+  /** The plan of every account after the first (the first, the admin's, is enterprise). */
+  defaultPlan: PlanId;
   secureCookies: boolean;
   sessionDays: number;
   webDist: string;
@@ -165,6 +173,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: e.DATA_DIR.startsWith('memory://') ? e.DATA_DIR : path.resolve(base, e.DATA_DIR),
     databaseUrl: e.DATABASE_URL,
     openSignup: e.GATEHOUSE_OPEN_SIGNUP,
+    defaultPlan: e.GATEHOUSE_DEFAULT_PLAN,
     secureCookies: e.GATEHOUSE_SECURE_COOKIES,
     sessionDays: e.GATEHOUSE_SESSION_DAYS,
     webDist: e.GATEHOUSE_WEB_DIST

@@ -37,6 +37,8 @@ describe('log retention', () => {
   it('deletes entries and hourly totals older than the plan keeps, and nothing younger', async () => {
     const free = await signUpUser(app);
     const pro = await signUpUser(app);
+    // The file's first account is the admin, on enterprise: each plan is set here, not assumed.
+    await app.db.prisma.user.update({ where: { id: free.id }, data: { plan: 'free' } });
     await app.db.prisma.user.update({ where: { id: pro.id }, data: { plan: 'pro' } });
     const freeGate = await createGate(app, free);
     const proGate = await createGate(app, pro);

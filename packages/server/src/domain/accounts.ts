@@ -1,9 +1,16 @@
-import { credentialsSchema, signInSchema } from '@gatehouse/rules/account';
+import { credentialsSchema, type PlanId, signInSchema } from '@gatehouse/rules/account';
 import { prisma } from '../db/client.ts';
 import type { User } from '../generated/prisma/client.ts';
 import { createApiKey, type IssuedApiKey } from './apiKeys.ts';
-import { ConflictError, ForbiddenError, parseWith, UnauthorizedError } from './errors.ts';
+import {
+  AccountDisabledError,
+  ConflictError,
+  ForbiddenError,
+  parseWith,
+  UnauthorizedError,
+} from './errors.ts';
 import { hotCache } from './hotCache.ts';
+import { ADMIN_PLAN } from './plans.ts';
 import { hashPassword, randomToken, sha256, verifyPassword } from './secrets.ts';
 import { type SignInLimits, withinSignInLimits } from './signInLimits.ts';
 
@@ -13,14 +20,24 @@ export type SessionGrant = { token: string; csrfToken: string; expiresAt: Date; 
 // so answered from memory for a few seconds, one read shared by all who ask meanwhile.
 const accountsExist = hotCache<boolean>({ ttlMs: 5_000, maxEntries: 1 });
 
-/** Anyone may sign up while no account exists, or when open sign-up is configured. */
-export async function signUp(raw: unknown, opts: { openSignup: boolean }): Promise<User> {
+export type SignUpOptions = {
+  openSignup: boolean;
+  /** The plan of every account but the first (GATEHOUSE_DEFAULT_PLAN); free when not given. */
+  defaultPlan?: PlanId;
+};
+
+/**
+ * Anyone may sign up while no account exists, or when open sign-up is configured. The first
+ * account is the instance's admin, on the enterprise plan; every later one is on the default plan.
+ */
+export async function signUp(raw: unknown, opts: SignUpOptions): Promise<User> {
   const { email, password } = parseWith(credentialsSchema, raw);
   const passwordHash = await hashPassword(password);
   const user = await prisma.$transaction(async (tx) => {
     // Serialises sign-ups, so two first-account requests cannot both pass the check below.
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(727002)`;
-    if (!opts.openSignup && (await tx.user.count()) > 0) {
+    const first = (await tx.user.count()) === 0;
+    if (!opts.openSignup && !first) {
       throw new ForbiddenError(
         'Sign-up is closed: an account exists already. Set GATEHOUSE_OPEN_SIGNUP=1 to let others sign up.',
       );
@@ -28,7 +45,8 @@ export async function signUp(raw: unknown, opts: { openSignup: boolean }): Promi
     if (await tx.user.findUnique({ where: { email } })) {
       throw new ConflictError('An account with this email exists already', 'email');
     }
-    return tx.user.create({ data: { email, passwordHash } });
+    const plan = first ? ADMIN_PLAN : (opts.defaultPlan ?? 'free');
+    return tx.user.create({ data: { email, passwordHash, plan, isAdmin: first } });
   });
   accountsExist.forget(''); // after the commit: a read before it must not be kept
   return user;
@@ -61,6 +79,7 @@ export async function signIn(
     const user = await prisma.user.findUnique({ where: { email } });
     const ok = await verifyPassword(password, user?.passwordHash ?? (await dummyHash));
     if (!user || !ok) throw new UnauthorizedError('Invalid email or password');
+    if (user.disabledAt) throw new AccountDisabledError();
     return startSession(user, opts);
   });
 }
@@ -77,6 +96,7 @@ export async function signOut(token: string): Promise<void> {
   await prisma.session.deleteMany({ where: { id: sha256(token) } });
 }
 
+/** The session and its user (disabled or not: the caller refuses it), or null when unknown or expired. */
 export async function findSession(token: string) {
   const session = await prisma.session.findUnique({
     where: { id: sha256(token) },
@@ -92,7 +112,7 @@ export async function findSession(token: string) {
  */
 export async function registerAccount(
   raw: unknown,
-  opts: { openSignup: boolean; sessionDays: number },
+  opts: SignUpOptions & { sessionDays: number },
 ): Promise<{ grant: SessionGrant; issued: IssuedApiKey }> {
   const user = await signUp(raw, opts);
   const grant = await startSession(user, opts);

@@ -2,7 +2,7 @@ import { apiKeyCreateSchema } from '@gatehouse/rules/account';
 import { isUuid } from '@gatehouse/rules/ids';
 import { prisma } from '../db/client.ts';
 import type { ApiKey, User } from '../generated/prisma/client.ts';
-import { NotFoundError, parseWith } from './errors.ts';
+import { AccountDisabledError, NotFoundError, parseWith } from './errors.ts';
 import { hotCache } from './hotCache.ts';
 import { randomToken, sha256 } from './secrets.ts';
 
@@ -51,25 +51,39 @@ export function looksLikeApiKey(value: string): boolean {
   return KEY_PATTERN.test(value);
 }
 
-// Recently authenticated keys (hotCache.ts), so the hot path skips a query per request. Revoking
-// through this process drops the entry at once; another process's revocation is seen within
-// KEY_CACHE_TTL_MS. Unknown and revoked keys are not kept.
+// Recently authenticated keys with their owners (hotCache.ts), so the hot path skips a query per
+// request. Revoking a key, or changing its owner's account (forgetKeysOf), through this process
+// drops the entry at once; another process's change is seen within KEY_CACHE_TTL_MS. Unknown and
+// revoked keys, and a disabled account's keys, are not kept.
 const KEY_CACHE_TTL_MS = 5000;
 type FoundKey = (ApiKey & { user: User }) | null;
 const keyCache = hotCache<FoundKey>({
   ttlMs: KEY_CACHE_TTL_MS,
   maxEntries: 10_000,
-  keep: (found) => found !== null && !found.revokedAt,
+  keep: (found) => found !== null && !found.revokedAt && !found.user.disabledAt,
 });
+
+/**
+ * Drops the user's keys from the cache, after a change to the account (its plan, disabling it),
+ * so the next request with any of them reads the account as it is now.
+ */
+export async function forgetKeysOf(userId: string): Promise<void> {
+  const keys = await prisma.apiKey.findMany({ where: { userId }, select: { keyHash: true } });
+  for (const { keyHash } of keys) keyCache.forget(keyHash);
+}
 const lookUpKey = (hash: string) => () =>
   prisma.apiKey.findUnique({ where: { keyHash: hash }, include: { user: true } });
 
-/** The key's owner, or null for an unknown or revoked key. */
+/**
+ * The key's owner, or null for an unknown or revoked key; an AccountDisabledError for a key of a
+ * disabled account.
+ */
 export async function authenticateApiKey(key: string): Promise<{ user: User; apiKey: ApiKey } | null> {
   if (!looksLikeApiKey(key)) return null;
   const hash = sha256(key);
   const found = await keyCache.get(hash, lookUpKey(hash));
   if (!found || found.revokedAt) return null;
+  if (found.user.disabledAt) throw new AccountDisabledError();
   const now = Date.now();
   const written = Math.max(found.lastUsedAt?.getTime() ?? 0, lastUsedWritten.get(found.id) ?? 0);
   if (now - written > LAST_USED_RESOLUTION_MS) {

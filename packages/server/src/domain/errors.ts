@@ -86,6 +86,13 @@ export class UnauthorizedError extends DomainError {
   }
 }
 
+/** A disabled account's sign-in, session or API key (401): its data stays, its access does not. */
+export class AccountDisabledError extends UnauthorizedError {
+  constructor() {
+    super('This account has been disabled; ask the admin of this Gatehouse');
+  }
+}
+
 function describeIssues(issues: FieldIssue[]): string {
   if (issues.length === 0) return 'Invalid request';
   const first = issues[0] as FieldIssue;

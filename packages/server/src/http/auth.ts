@@ -5,7 +5,7 @@ import type { Context } from 'hono';
 import { getCookie } from 'hono/cookie';
 import { findSession } from '../domain/accounts.ts';
 import { authenticateApiKey } from '../domain/apiKeys.ts';
-import { ForbiddenError, UnauthorizedError } from '../domain/errors.ts';
+import { AccountDisabledError, ForbiddenError, UnauthorizedError } from '../domain/errors.ts';
 import type { User } from '../generated/prisma/client.ts';
 
 export const SESSION_COOKIE = 'gh_session';
@@ -43,6 +43,7 @@ export async function resolveActor(c: Context, opts: { csrf: 'unsafe-methods' | 
   if (token) {
     const session = await findSession(token);
     if (!session) throw new UnauthorizedError('Your session has expired; sign in again');
+    if (session.user.disabledAt) throw new AccountDisabledError();
     const safe = c.req.method === 'GET' || c.req.method === 'HEAD';
     if ((opts.csrf === 'always' || !safe) && c.req.header(CSRF_HEADER) !== session.csrfToken) {
       throw new ForbiddenError(`Missing or wrong ${CSRF_HEADER} header`);

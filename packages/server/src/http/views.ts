@@ -12,6 +12,16 @@ export function userView(user: User) {
   };
 }
 
+/** An account as the admin sees it (GET /v1/admin/accounts). */
+export function accountView(user: User) {
+  return {
+    ...userView(user),
+    isAdmin: user.isAdmin,
+    disabled: user.disabledAt !== null,
+    disabledAt: user.disabledAt?.toISOString() ?? null,
+  };
+}
+
 export function apiKeyView(key: ApiKey) {
   return {
     id: key.id,

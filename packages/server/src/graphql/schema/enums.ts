@@ -5,6 +5,7 @@
  * rules see the wire value that REST takes.
  */
 
+import { PLAN_IDS } from '@gatehouse/rules/account';
 import { enumValueOf } from '@gatehouse/rules/enumValues';
 import {
   ANALYSIS_METHODS,
@@ -63,3 +64,4 @@ export const SpendingEnforcement = choiceEnum('SpendingEnforcement', SPENDING_EN
 export const SpendingStatus = choiceEnum('SpendingStatus', SPENDING_STATUSES);
 export const LogStatus = choiceEnum('LogStatus', logQuerySchema.shape.status.unwrap().options);
 export const LogSeriesBucket = choiceEnum('LogSeriesBucket', seriesQuerySchema.shape.bucket.unwrap().options);
+export const PlanId = choiceEnum('PlanId', PLAN_IDS);

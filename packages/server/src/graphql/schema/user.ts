@@ -25,6 +25,14 @@ export const UserRef = builder.prismaObject('User', {
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     plan: t.field({ type: PlanRef, resolve: (user) => planOf(user.plan) }),
     gateCount: t.relationCount('gates'),
+    isAdmin: t.exposeBoolean('isAdmin', {
+      description: "The instance's admin (the first account): manages every account",
+    }),
+    disabled: t.boolean({
+      description: 'A disabled account is refused sign-in, sessions and API keys; its data stays',
+      resolve: (user) => user.disabledAt !== null,
+    }),
+    disabledAt: t.expose('disabledAt', { type: 'DateTime', nullable: true }),
   }),
 });
 
