@@ -2,6 +2,7 @@ import { useQuery } from 'urql';
 import { Link } from 'wouter';
 import { graphql, type ResultOf } from '../graphql.ts';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
+import { AccountsCard } from './AccountsCard.tsx';
 
 const SettingsQuery = graphql(`
   query Settings {
@@ -10,6 +11,7 @@ const SettingsQuery = graphql(`
       email
       createdAt
       gateCount
+      isAdmin
       plan {
         id
         name
@@ -41,7 +43,9 @@ export function SettingsPage() {
   return (
     <section className="page narrow">
       <h1>Settings</h1>
-      <p className="muted">Your account, your plan and what it allows.</p>
+      <p className="muted">
+        Your account, your plan and what it allows; the admin also manages every account.
+      </p>
       {error && !data && (
         <ErrorBanner error={error} onRetry={() => refetch({ requestPolicy: 'network-only' })} />
       )}
@@ -84,6 +88,10 @@ export function SettingsPage() {
           </section>
 
           <PlansCard plans={data.plans} currentId={data.me.plan.id} />
+
+          {data.me.isAdmin && (
+            <AccountsCard planNames={Object.fromEntries(data.plans.map((plan) => [plan.id, plan.name]))} />
+          )}
         </div>
       )}
     </section>
