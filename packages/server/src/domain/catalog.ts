@@ -211,8 +211,12 @@ export type ModelNames = {
   plainNameOf(id: string): string | null;
 };
 
-/** Providers a plain name may resolve to, makers before resellers as PROVIDERS lists them. */
-const NAMED_PROVIDERS = PROVIDERS.filter((p) => p.prices.source !== 'self-hosted').map((p) => p.id);
+/**
+ * Providers a plain name may resolve to, makers before resellers as PROVIDERS lists them: those
+ * of the published catalog (the mock's models keep their `mock/` prefix, self-hosted servers
+ * serve names only their operator knows).
+ */
+const NAMED_PROVIDERS = PROVIDERS.filter((p) => p.prices.source === 'genai-prices').map((p) => p.id);
 
 function isProviderId(prefix: string): boolean {
   return providerDescriptor(prefix) !== undefined;
