@@ -1,0 +1,500 @@
+/**
+ * The request pipeline every task type shares: check the gate's task type, merge the gate's
+ * settings with the request, reserve spending on a block gate, try the models in the gate's
+ * order with fallback, cost the answer, settle, log. A task type is a TaskKind: how its request
+ * is merged, what one attempt costs at worst, how an attempt runs, and what its answer cost.
+ * Knows nothing of HTTP: the endpoints parse their wire format and write the answer.
+ */
+import { randomUUID } from 'node:crypto';
+import { type AllowOverrides, overrideAllowed, type TaskType } from '@gatehouse/rules/gate';
+import { type CatalogModel, findModel, type ModelNames, modelProblem } from '../domain/catalog.ts';
+import { DomainError, HTTP_STATUS, ValidationError } from '../domain/errors.ts';
+import type { Gate } from '../generated/prisma/client.ts';
+import type { ProviderRegistry } from '../providers/registry.ts';
+import { ProviderError, type Usage } from '../providers/types.ts';
+import { costOf } from './cost.ts';
+import type { Reservation, SpendingLedger } from './ledger.ts';
+import type { LogEntryData, LogWriter } from './logWriter.ts';
+import { attemptOrder, type RoutingStrategy } from './routing.ts';
+
+export type Attempt = {
+  model: string;
+  provider: string;
+  ok: boolean;
+  status: number | null;
+  error: string | null;
+  latencyMs: number;
+  /** What a failed attempt is charged (see failedAttemptCost); absent on the one that answered. */
+  costUsd?: number;
+};
+
+export type TaskCaller = { userId: string; endpoint: string };
+
+/** What every task type's request may carry besides its own fields. */
+export type TaskRequestBase = {
+  model?: string | undefined;
+  sessionId?: string | undefined;
+  metadata?: Record<string, unknown> | undefined;
+};
+
+/** What every answer carries: the exact JSON exchanged with the provider, for the log. */
+export type TaskAnswerBase = { providerRequest: unknown; providerResponse: unknown };
+
+/** An attempt-level failure the caller reads as an error of its endpoint. */
+export class TaskFailure extends DomainError {
+  constructor(
+    code: ConstructorParameters<typeof DomainError>[0],
+    message: string,
+    readonly attempts: Attempt[],
+  ) {
+    super(code, message, { attempts });
+  }
+}
+
+export type PipelineDeps = {
+  providers: ProviderRegistry;
+  models: ModelNames;
+  logs: LogWriter;
+  ledger: SpendingLedger;
+  attemptTimeoutMs: number;
+  random?: () => number;
+};
+
+/** The time one attempt has, and the client's leaving: one signal for both. */
+export type AttemptTiming = {
+  signal: AbortSignal;
+  /** A stream that has begun may run as long as the model writes: its deadline is lifted. */
+  answering(): void;
+};
+
+/** What the pipeline hands one attempt. */
+export type AttemptInput<Params> = {
+  id: string;
+  /** The `provider/model` id tried. */
+  modelId: string;
+  model: CatalogModel;
+  params: Params;
+  timing: AttemptTiming;
+  deps: PipelineDeps;
+};
+
+/** What an answer cost, and the token counts the log keeps (0 where a type has none). */
+export type Priced = { usage: Usage; tokensEstimated: boolean; costUsd: number };
+
+export type Merged<Params> = {
+  params: Params;
+  /** The model to try first: the gate's primary, or the client's where permitted. */
+  model: string;
+  ignoredOverrides: string[];
+};
+
+/** A task type, as the pipeline runs it. */
+export type TaskKind<Request extends TaskRequestBase, Params, Answer extends TaskAnswerBase> = {
+  taskType: TaskType;
+  /** The request a gate of this type expects, in words: "chat requests need a chat gate". */
+  noun: string;
+  /** The gate's settings and the request combined into what is sent. */
+  merge(gate: Gate, request: Request): Merged<Params>;
+  /** On a block gate: what is sent, held to what the reservation assumes (chat's output cap). */
+  bounded?(params: Params): Params;
+  /**
+   * The most one attempt at any of `models` (`provider/model` ids) may cost, in USD: what a block
+   * gate reserves. An upper bound, never an estimate: a limit holds only if no bill exceeds it.
+   */
+  worstCase(models: string[], params: Params): number;
+  /** One attempt; throws ProviderError. */
+  attempt(input: AttemptInput<Params>): Promise<Answer>;
+  /** What the answer cost. */
+  price(model: CatalogModel, modelId: string, params: Params, answer: Answer): Promise<Priced> | Priced;
+  /** The answer's own fields in its log entry (tool calls, media references, ...). */
+  logFields?(request: Request, answer: Answer | undefined): Partial<LogEntryData>;
+};
+
+export type TaskOutcome<Answer> = {
+  id: string;
+  modelUsed: string;
+  answer: Answer;
+  usage: Usage;
+  tokensEstimated: boolean;
+  costUsd: number;
+  latencyMs: number;
+  ignoredOverrides: string[];
+  /** An alert_only limit is reached: the response says so in a header. */
+  spendingWarning: boolean;
+  attempts: Attempt[];
+};
+
+export const providerOf = (model: string) => findModel(model)?.provider ?? model.split('/')[0] ?? 'unknown';
+
+function failureFor(error: ProviderError, attempts: Attempt[]): TaskFailure {
+  if (error.kind === 'content_policy') {
+    return new TaskFailure(
+      'invalid_request',
+      `The provider refused on content policy: ${error.message}`,
+      attempts,
+    );
+  }
+  if (error.kind === 'timeout')
+    return new TaskFailure('upstream_timeout', 'No model answered in time', attempts);
+  if (error.kind === 'http' && (error.status === 400 || error.status === 422)) {
+    return new TaskFailure('invalid_request', error.message, attempts);
+  }
+  if (error.kind === 'http' && error.status === 429) {
+    return new TaskFailure('rate_limited', `Every model is rate-limited: ${error.message}`, attempts);
+  }
+  const tried = attempts.map((a) => `${a.model}: ${a.error}`).join('; ');
+  return new TaskFailure('upstream_error', `No model could answer (${tried})`, attempts);
+}
+
+/**
+ * The client's model as a `provider/model` id (it may write `gpt-4o-mini`), so naming the
+ * gate's own model plainly overrides nothing. A name that cannot be resolved is a 400 only where
+ * the gate would use it; where the gate ignores model overrides, it is ignored like any other.
+ */
+function withModelResolved<R extends TaskRequestBase>(request: R, gate: Gate, models: ModelNames): R {
+  if (request.model === undefined || request.model === gate.model) return request;
+  const resolved = models.resolve(request.model);
+  if (resolved.ok) return { ...request, model: resolved.id };
+  if (!overrideAllowed(gate.allowOverrides as AllowOverrides, 'model')) return request;
+  throw new ValidationError([{ path: 'model', message: resolved.message }]);
+}
+
+/** What the gate makes of a request: the parameters sent, and the models to try in order. */
+type Plan<Params> = { params: Params; order: string[]; ignoredOverrides: string[] };
+
+function planFor<R extends TaskRequestBase, P, A extends TaskAnswerBase>(
+  kind: TaskKind<R, P, A>,
+  gate: Gate,
+  request: R,
+  deps: PipelineDeps,
+): Plan<P> {
+  if (gate.taskType !== kind.taskType) {
+    throw new ValidationError([
+      {
+        path: 'gateId',
+        message: `gate "${gate.name}" is a ${gate.taskType} gate; ${kind.noun} requests need a ${kind.taskType} gate`,
+      },
+    ]);
+  }
+  const merged = kind.merge(gate, withModelResolved(request, gate, deps.models));
+  if (merged.model !== gate.model) {
+    const problem = modelProblem(merged.model, gate.taskType as TaskType);
+    if (problem) throw new ValidationError([{ path: 'model', message: problem }]);
+  }
+  const order = attemptOrder(
+    gate.routingStrategy as RoutingStrategy,
+    merged.model,
+    gate.fallbackModels,
+    deps.random ?? Math.random,
+  );
+  return { params: merged.params, order, ignoredOverrides: merged.ignoredOverrides };
+}
+
+const isBlocking = (gate: Gate) => gate.spendingEnforcement === 'block' && gate.spendingLimit !== null;
+
+/** Everything a request's log entry is made of, gathered as the request goes. */
+type Trace<R> = {
+  id: string;
+  started: number;
+  caller: TaskCaller;
+  gate: Gate;
+  request?: R;
+  attempts: Attempt[];
+  ignoredOverrides: string[];
+  lastError: ProviderError | null;
+  /** What the failed attempts were charged (failedAttemptCost). */
+  failedCostUsd: number;
+};
+
+type LogFields<A> = {
+  success: boolean;
+  statusCode: number;
+  modelUsed?: string | null;
+  outcome?: Omit<TaskOutcome<A>, 'id' | 'attempts' | 'ignoredOverrides' | 'latencyMs'> & {
+    spendingCrossed: boolean;
+  };
+  error?: DomainError;
+  /** A failed request's cost: what its attempts were charged. */
+  costUsd?: number;
+};
+
+function logEntryOf<R extends TaskRequestBase, P, A extends TaskAnswerBase>(
+  kind: TaskKind<R, P, A>,
+  t: Trace<R>,
+  fields: LogFields<A>,
+): LogEntryData {
+  const { request, gate } = t;
+  const answer = fields.outcome?.answer;
+  return {
+    id: t.id,
+    userId: t.caller.userId,
+    gateId: gate.id,
+    gateName: gate.name,
+    endpoint: t.caller.endpoint,
+    modelRequested: request?.model ?? gate.model,
+    modelUsed: fields.modelUsed ?? null,
+    promptTokens: fields.outcome?.usage.promptTokens ?? 0,
+    completionTokens: fields.outcome?.usage.completionTokens ?? 0,
+    tokensEstimated: fields.outcome?.tokensEstimated ?? false,
+    costUsd: fields.outcome?.costUsd ?? fields.costUsd ?? 0,
+    latencyMs: Math.round(performance.now() - t.started),
+    success: fields.success,
+    statusCode: fields.statusCode,
+    errorCode: fields.error?.code ?? null,
+    errorMessage: fields.error?.message ?? null,
+    sessionId: request?.sessionId ?? null,
+    attempts: t.attempts as never,
+    ignoredOverrides: t.ignoredOverrides,
+    spendingWarning: fields.outcome?.spendingCrossed ?? false,
+    metadata: (request?.metadata as never) ?? undefined,
+    providerRequest: (answer?.providerRequest ?? t.lastError?.providerRequest ?? undefined) as never,
+    providerResponse: (answer?.providerResponse ?? t.lastError?.providerResponse ?? undefined) as never,
+    ...(request && kind.logFields?.(request, answer)),
+    createdAt: new Date(),
+  };
+}
+
+/**
+ * One signal for both ends of an attempt: its deadline and the client going away
+ * (AbortSignal.any would do the same at several times the cost, on every request).
+ */
+function attemptSignal(timeoutMs: number, client: AbortSignal | undefined) {
+  const deadline = new AbortController();
+  const timer = setTimeout(
+    () => deadline.abort(new DOMException('The provider did not answer in time', 'TimeoutError')),
+    timeoutMs,
+  );
+  const onClientGone = () => deadline.abort(client?.reason);
+  if (client?.aborted) onClientGone();
+  else client?.addEventListener('abort', onClientGone, { once: true });
+  return {
+    signal: deadline.signal,
+    answering: () => clearTimeout(timer),
+    done: () => {
+      clearTimeout(timer);
+      client?.removeEventListener('abort', onClientGone);
+    },
+  };
+}
+
+/**
+ * What a failed attempt may have cost. Nothing when the provider refused it (an error status is
+ * not billed) or was never reached; what it reported when it answered and the answer was refused
+ * here (a broken JSON contract); otherwise (timed out, cut off, left by the client) the provider
+ * may have billed it in full, so its worst case: a block limit must hold against that too.
+ */
+function failedAttemptCost<P>(
+  kind: { worstCase(models: string[], params: P): number },
+  failure: ProviderError,
+  model: string,
+  params: P,
+): number {
+  if (failure.kind === 'http' || failure.kind === 'content_policy' || failure.kind === 'not_configured')
+    return 0;
+  if (failure.unreached) return 0;
+  if (failure.usage) return costOf(model, failure.usage);
+  return kind.worstCase([model], params);
+}
+
+/** What the attempts hear from the caller: the client leaving, and whether an answer is under way. */
+export type RouteControl = {
+  signal?: AbortSignal | undefined;
+  /** True once part of the answer reached the client: no other model may take over then. */
+  committed?: () => boolean;
+};
+
+/**
+ * Tries the models in order until one answers, recording each attempt (and what a failed one
+ * cost) in the trace. `beforeAttempt` runs before each model is called: a block gate reserves
+ * there what the attempts so far and this one may cost.
+ */
+async function routeAttempts<R extends TaskRequestBase, P, A extends TaskAnswerBase>(
+  kind: TaskKind<R, P, A>,
+  deps: PipelineDeps,
+  t: Trace<R>,
+  plan: Plan<P>,
+  control: RouteControl,
+  beforeAttempt: (model: string) => Promise<void>,
+) {
+  for (const modelId of plan.order) {
+    await beforeAttempt(modelId);
+    const t0 = performance.now();
+    try {
+      const model = findModel(modelId);
+      const provider = model?.provider ?? providerOf(modelId);
+      if (!model || !deps.providers.configured.has(provider)) {
+        throw new ProviderError('not_configured', `Provider "${provider}" is not configured`);
+      }
+      const timing = attemptSignal(deps.attemptTimeoutMs, control.signal);
+      const answer = await kind
+        .attempt({ id: t.id, modelId, model, params: plan.params, timing, deps })
+        .finally(timing.done);
+      const latencyMs = Math.round(performance.now() - t0);
+      t.attempts.push({ model: modelId, provider, ok: true, status: 200, error: null, latencyMs });
+      return { answer, modelUsed: modelId, model };
+    } catch (error) {
+      const failure =
+        error instanceof ProviderError
+          ? error
+          : new ProviderError('network', (error as Error).message ?? String(error));
+      t.lastError = failure;
+      const costUsd = failedAttemptCost(kind, failure, modelId, plan.params);
+      t.failedCostUsd += costUsd;
+      t.attempts.push({
+        model: modelId,
+        provider: providerOf(modelId),
+        ok: false,
+        status: failure.status,
+        error: failure.message,
+        latencyMs: Math.round(performance.now() - t0),
+        costUsd,
+      });
+      // A stream can change model only until its first byte has gone to the client.
+      if (!failure.retryable || control.committed?.() || control.signal?.aborted) break;
+    }
+  }
+  throw failureFor(t.lastError as ProviderError, t.attempts);
+}
+
+function spendingLimitReached(gate: Gate): DomainError {
+  return new DomainError(
+    'spending_limit_exceeded',
+    `Gate "${gate.name}" has reached its ${gate.spendingLimitPeriod} spending limit of $${Number(gate.spendingLimit)}; raise or lift the limit, or wait for the period to reset`,
+  );
+}
+
+/**
+ * A block gate's reservations for one request. The first covers the worst case of any one
+ * attempt; before a fallback, when failed attempts were charged, more is reserved so that what
+ * they cost plus the next attempt's worst case is covered, or the request stops with a 402.
+ */
+function reservationsFor<R extends TaskRequestBase, P, A extends TaskAnswerBase>(
+  kind: TaskKind<R, P, A>,
+  deps: PipelineDeps,
+  gate: Gate,
+  t: Trace<R>,
+  plan: Plan<P>,
+) {
+  const held: Reservation[] = [];
+  let reserved = 0;
+  async function reserve(amount: number) {
+    const reservation = await deps.ledger.reserve(gate.id, amount);
+    if (!reservation) throw spendingLimitReached(gate);
+    held.push(reservation);
+    reserved += amount;
+  }
+  return {
+    held,
+    first: () => reserve(kind.worstCase(plan.order, plan.params)),
+    beforeAttempt: async (model: string) => {
+      // Nothing charged yet: the first reservation covers any one attempt already.
+      if (t.failedCostUsd === 0) return;
+      const needed = t.failedCostUsd + kind.worstCase([model], plan.params);
+      if (needed > reserved) await reserve(needed - reserved);
+    },
+  };
+}
+
+/**
+ * Records what a request cost (its answer and any failed attempts): settles its reservations, or
+ * adds the cost to a gate without a block limit. The cost was paid: failing to record it is
+ * reported, never turned into an error for the client (nor into a second settlement at zero).
+ */
+async function recordSpending(deps: PipelineDeps, gate: Gate, held: Reservation[], costUsd: number) {
+  try {
+    if (held.length > 0) {
+      await Promise.all(held.map((r, i) => deps.ledger.settle(r, i === 0 ? costUsd : 0)));
+    } else if (costUsd > 0 || gate.spendingLimit !== null) {
+      const s = await deps.ledger.add(gate.id, costUsd, gate.spendingLimit !== null);
+      return { spendingWarning: s.overLimit, spendingCrossed: s.crossed };
+    }
+  } catch (error) {
+    console.error('spending: could not record', costUsd, 'USD for gate', gate.id, error);
+  }
+  return { spendingWarning: false, spendingCrossed: false };
+}
+
+/**
+ * Runs one request of `kind` through `gate`. `parse` turns the raw body into the type's request
+ * and may throw a ValidationError: every failure once the gate is known is logged against it.
+ */
+export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswerBase>(
+  deps: PipelineDeps,
+  kind: TaskKind<R, P, A>,
+  caller: TaskCaller,
+  gate: Gate,
+  parse: () => R,
+  control: RouteControl = {},
+): Promise<TaskOutcome<A>> {
+  const t: Trace<R> = {
+    id: randomUUID(),
+    started: performance.now(),
+    caller,
+    gate,
+    attempts: [],
+    ignoredOverrides: [],
+    lastError: null,
+    failedCostUsd: 0,
+  };
+  let held: Reservation[] = [];
+  let recorded = false;
+  try {
+    t.request = parse();
+    const plan = planFor(kind, gate, t.request, deps);
+    t.ignoredOverrides = plan.ignoredOverrides;
+    let beforeAttempt = async (_model: string) => {};
+    if (isBlocking(gate)) {
+      if (kind.bounded) plan.params = kind.bounded(plan.params);
+      const reservations = reservationsFor(kind, deps, gate, t, plan);
+      held = reservations.held;
+      await reservations.first();
+      beforeAttempt = reservations.beforeAttempt;
+    }
+    const { answer, modelUsed, model } = await routeAttempts(kind, deps, t, plan, control, beforeAttempt);
+    const priced = await kind.price(model, modelUsed, plan.params, answer);
+    const costUsd = priced.costUsd + t.failedCostUsd;
+    recorded = true;
+    const { spendingWarning, spendingCrossed } = await recordSpending(deps, gate, held, costUsd);
+
+    const outcome: TaskOutcome<A> = {
+      id: t.id,
+      modelUsed,
+      answer,
+      usage: priced.usage,
+      tokensEstimated: priced.tokensEstimated,
+      costUsd,
+      latencyMs: Math.round(performance.now() - t.started),
+      ignoredOverrides: t.ignoredOverrides,
+      spendingWarning,
+      attempts: t.attempts,
+    };
+    await deps.logs.add(
+      logEntryOf(kind, t, {
+        success: true,
+        statusCode: 200,
+        modelUsed,
+        outcome: { ...outcome, spendingCrossed },
+      }),
+    );
+    return outcome;
+  } catch (error) {
+    // Failed attempts the provider may have billed count against the gate like an answer.
+    if (!recorded && (held.length > 0 || t.failedCostUsd > 0)) {
+      await recordSpending(deps, gate, held, t.failedCostUsd);
+    }
+    const domainError =
+      error instanceof DomainError
+        ? error
+        : new TaskFailure('upstream_error', 'The request failed inside the gateway', t.attempts);
+    if (!(error instanceof DomainError)) console.error(`${kind.taskType}: unexpected failure`, error);
+    await deps.logs.add(
+      logEntryOf(kind, t, {
+        success: false,
+        statusCode: HTTP_STATUS[domainError.code],
+        error: domainError,
+        costUsd: t.failedCostUsd,
+      }),
+    );
+    throw domainError;
+  }
+}
