@@ -20,6 +20,8 @@ import { gateRoutes } from './rest/gates.ts';
 import { logRoutes } from './rest/logs.ts';
 import { openAIRoutes } from './rest/openai.ts';
 import { responsesRoutes } from './rest/responses/routes.ts';
+import { NATIVE_TASKS, OPENAI_TASKS } from './rest/tasks/index.ts';
+import { nativeTaskRoutes, openAITaskRoutes } from './rest/tasks/routes.ts';
 import type { Runtime } from './runtime.ts';
 
 /** Control-plane bodies are small; a larger one is refused before it is read in full. */
@@ -57,6 +59,7 @@ export function createApp(config: Config, runtime: Runtime) {
   app.route('/v1', openAIRoutes(runtime.dataPlane, chatLimits, runtime.models));
   app.route('/v1', anthropicRoutes(runtime.dataPlane, chatLimits));
   app.route('/v1', responsesRoutes(runtime.dataPlane, chatLimits));
+  app.route('/v1', openAITaskRoutes(runtime.dataPlane, chatLimits, OPENAI_TASKS));
   app.use('/v1/*', limit);
   app.use('/graphql', limit);
 
@@ -64,6 +67,7 @@ export function createApp(config: Config, runtime: Runtime) {
   app.use('/v1/*', requireActor);
   app.use('/v3/*', requireActor);
   app.route('/v3', nativeChatRoutes(runtime.dataPlane, chatLimits));
+  app.route('/v3', nativeTaskRoutes(runtime.dataPlane, chatLimits, NATIVE_TASKS));
   app.route('/v1/api-keys', apiKeyRoutes);
   app.route('/v1/gates', gateRoutes(runtime));
   app.route('/v1/logs', logRoutes);

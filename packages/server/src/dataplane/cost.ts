@@ -47,6 +47,20 @@ async function tokenCounter(): Promise<(text: string) => number> {
   return (text: string) => (text ? countTokens(text) : 0);
 }
 
+/** The tokens of `texts` as gpt-tokenizer (o200k) counts them: where a provider reports none. */
+export async function countTextTokens(texts: string[]): Promise<number> {
+  const count = await tokenCounter();
+  return texts.reduce((n, text) => n + count(text), 0);
+}
+
+/**
+ * The most tokens `texts` can be in any tokenizer: one per UTF-8 byte (byte-level BPE never
+ * makes more). What a block gate reserves for input it has not sent yet.
+ */
+export function tokensBound(texts: string[]): number {
+  return texts.reduce((n, text) => n + Buffer.byteLength(text), 0);
+}
+
 /**
  * The prompt tokens of a request, counted with gpt-tokenizer (o200k): exact only for OpenAI's
  * o200k models, an estimate for every other tokenizer. Images are not counted.

@@ -10,7 +10,7 @@ import { type AllowOverrides, overrideAllowed, type TaskType } from '@gatehouse/
 import { type CatalogModel, findModel, type ModelNames, modelProblem } from '../domain/catalog.ts';
 import { DomainError, HTTP_STATUS, ValidationError } from '../domain/errors.ts';
 import type { Gate } from '../generated/prisma/client.ts';
-import type { ProviderRegistry } from '../providers/registry.ts';
+import type { ProviderConnection, ProviderRegistry } from '../providers/registry.ts';
 import { ProviderError, type Usage } from '../providers/types.ts';
 import { costOf } from './cost.ts';
 import type { Reservation, SpendingLedger } from './ledger.ts';
@@ -159,6 +159,33 @@ function withModelResolved<R extends TaskRequestBase>(request: R, gate: Gate, mo
   throw new ValidationError([{ path: 'model', message: resolved.message }]);
 }
 
+/**
+ * The gate merge of a task type whose only override is the model: the client's model where the
+ * gate permits one (the gate's own model named again overrides nothing), else the gate's.
+ */
+export function mergeModel(
+  gate: Gate,
+  request: TaskRequestBase,
+): { model: string; ignoredOverrides: string[] } {
+  if (request.model === undefined || request.model === gate.model) {
+    return { model: gate.model, ignoredOverrides: [] };
+  }
+  if (overrideAllowed(gate.allowOverrides as AllowOverrides, 'model')) {
+    return { model: request.model, ignoredOverrides: [] };
+  }
+  return { model: gate.model, ignoredOverrides: ['model'] };
+}
+
+/** The connection of the provider an attempt goes to (the pipeline checked it is configured). */
+export function connectionFor(input: AttemptInput<unknown>): ProviderConnection {
+  const conn = input.deps.providers.connection(input.model.provider);
+  if (!conn)
+    throw new ProviderError('not_configured', `Provider "${input.model.provider}" is not configured`);
+  return conn;
+}
+
+const article = (word: string) => (/^[aeiou]/.test(word) ? 'an' : 'a');
+
 /** What the gate makes of a request: the parameters sent, and the models to try in order. */
 type Plan<Params> = { params: Params; order: string[]; ignoredOverrides: string[] };
 
@@ -172,7 +199,7 @@ function planFor<R extends TaskRequestBase, P, A extends TaskAnswerBase>(
     throw new ValidationError([
       {
         path: 'gateId',
-        message: `gate "${gate.name}" is a ${gate.taskType} gate; ${kind.noun} requests need a ${kind.taskType} gate`,
+        message: `gate "${gate.name}" is ${article(gate.taskType)} ${gate.taskType} gate; ${kind.noun} requests need ${article(kind.taskType)} ${kind.taskType} gate`,
       },
     ]);
   }

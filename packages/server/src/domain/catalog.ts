@@ -8,6 +8,7 @@
 import type { TaskType } from '@gatehouse/rules/gate';
 import { calcPrice, findProvider, type ModelInfo, type ModelPrice } from '@pydantic/genai-prices';
 import { PROVIDERS, providerDescriptor } from '../providers/descriptors.ts';
+import { LOCAL_CATALOG } from './localCatalog.ts';
 
 export type CatalogModel = {
   /** "provider/model", the identifier gates use. */
@@ -25,7 +26,23 @@ export type CatalogModel = {
   cacheWriteInputPricePerMTok: number | null;
   contextWindow: number | null;
   deprecated: boolean;
+  /** Prices per unit other than tokens, for the media task types. */
+  unitPrices: UnitPrices;
   source: 'genai-prices' | 'local';
+};
+
+/** USD per unit of what the media task types produce or read. */
+export type UnitPrices = {
+  /** Per image, by `${size}/${quality}`, `${size}` or `default`, the first that is listed. */
+  perImage?: Record<string, number>;
+  /** Per million characters of text spoken (speech). */
+  perMCharacters?: number;
+  /** Per minute of audio read (transcription, translation). */
+  perMinute?: number;
+  /** Per second of video made. */
+  perSecond?: number;
+  /** Per page read (OCR). */
+  perPage?: number;
 };
 
 /** genai-prices provider id → our provider id, for the providers priced from it. */
@@ -36,7 +53,8 @@ const PRICED_PROVIDERS = new Map(
 const TASK_PATTERNS: [RegExp, TaskType][] = [
   [/embed/i, 'embeddings'],
   [/moderation/i, 'moderation'],
-  [/whisper|transcri/i, 'stt'],
+  [/whisper/i, 'stt'],
+  [/transcri/i, 'stt'],
   [/tts|speech/i, 'tts'],
   [/dall-e|gpt-image|imagen|image-generation|flux|stable-diffusion/i, 'image'],
   [/sora|veo/i, 'video'],
@@ -44,9 +62,20 @@ const TASK_PATTERNS: [RegExp, TaskType][] = [
 ];
 
 function inferTaskTypes(id: string): TaskType[] {
+  // Whisper translates as well as transcribes; the gpt-4o transcribe models only transcribe.
+  if (/whisper/i.test(id)) return ['stt', 'audio'];
   for (const [pattern, type] of TASK_PATTERNS) if (pattern.test(id)) return [type];
-  if (/audio/i.test(id)) return ['chat', 'audio'];
   return ['chat'];
+}
+
+/** Unit prices genai-prices states (audio by the hour, documents by the thousand pages). */
+function unitPricesOf(price: ModelPrice): UnitPrices {
+  const hours = perMTok(price.audio_hours ?? price.input_audio_hours);
+  const kpages = perMTok(price.input_document_kpages);
+  return {
+    ...(hours !== null && { perMinute: hours / 60 }),
+    ...(kpages !== null && { perPage: kpages / 1000 }),
+  };
 }
 
 function basePrice(prices: ModelInfo['prices']): ModelPrice {
@@ -59,24 +88,19 @@ function perMTok(price: ModelPrice[string]): number | null {
   return typeof price === 'number' ? price : price.base;
 }
 
-const LOCAL_MODELS: CatalogModel[] = [
-  ['mock/echo', 'Mock echo: repeats the last user message', ['chat'], 1, 2],
-  ['mock/fast', 'Mock fast chat', ['chat'], 0.5, 1],
-  ['mock/smart', 'Mock smart chat', ['chat'], 3, 15],
-  ['mock/embed', 'Mock embeddings', ['embeddings'], 0.1, 0],
-  ['mock/image', 'Mock image generation', ['image'], 0, 0],
-].map(([id, name, taskTypes, input, output]) => ({
-  id: id as string,
-  provider: 'mock',
-  providerModel: (id as string).slice('mock/'.length),
-  name: name as string,
-  taskTypes: taskTypes as TaskType[],
-  inputPricePerMTok: input as number,
-  outputPricePerMTok: output as number,
+const LOCAL_MODELS: CatalogModel[] = LOCAL_CATALOG.map((m) => ({
+  id: m.id,
+  provider: m.id.slice(0, m.id.indexOf('/')),
+  providerModel: m.id.slice(m.id.indexOf('/') + 1),
+  name: m.name,
+  taskTypes: m.taskTypes,
+  inputPricePerMTok: m.inputPerMTok ?? 0,
+  outputPricePerMTok: m.outputPerMTok ?? 0,
   cachedInputPricePerMTok: null,
   cacheWriteInputPricePerMTok: null,
-  contextWindow: 128_000,
+  contextWindow: m.contextWindow ?? null,
   deprecated: false,
+  unitPrices: m.unitPrices ?? {},
   source: 'local' as const,
 }));
 
@@ -100,11 +124,21 @@ function buildCatalog(): Map<string, CatalogModel> {
         cacheWriteInputPricePerMTok: perMTok(price.cache_write_mtok),
         contextWindow: info.context_window ?? null,
         deprecated: info.deprecated ?? false,
+        unitPrices: unitPricesOf(price),
         source: 'genai-prices',
       });
     }
   }
-  for (const model of LOCAL_MODELS) models.set(model.id, model);
+  for (const model of LOCAL_MODELS) {
+    const priced = models.get(model.id);
+    // A model genai-prices knows keeps its token prices; the local table adds what it lacks.
+    models.set(
+      model.id,
+      priced
+        ? { ...priced, taskTypes: model.taskTypes, unitPrices: { ...priced.unitPrices, ...model.unitPrices } }
+        : model,
+    );
+  }
   return models;
 }
 
@@ -138,6 +172,7 @@ function selfHosted(id: string): CatalogModel | undefined {
     cacheWriteInputPricePerMTok: null,
     contextWindow: null,
     deprecated: false,
+    unitPrices: {},
     source: 'local',
   };
 }

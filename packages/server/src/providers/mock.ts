@@ -98,6 +98,43 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/**
+ * The directives every mock task type obeys, read from the request's text: waits (`delay`,
+ * `timeout`), fails (`fail`), refuses (`refuse`) as asked, else returns the directives for the
+ * type's own use. `model` is the mock's model name without the `mock/` prefix.
+ */
+export async function mockMisbehaviour(
+  text: string,
+  model: string,
+  opts: { latencyMs: number; signal: AbortSignal },
+): Promise<Directives> {
+  const directives = directivesOf(text);
+  try {
+    const delay = Number(directives.get('delay')?.value ?? opts.latencyMs);
+    if (delay > 0) await sleep(delay, opts.signal);
+    if (applies(directives.get('timeout'), model)) await sleep(2 ** 31 - 1, opts.signal);
+  } catch {
+    const reason = opts.signal.reason as { name?: string } | undefined;
+    throw new ProviderError(
+      reason?.name === 'TimeoutError' ? 'timeout' : 'network',
+      'The mock did not answer in time',
+    );
+  }
+  const fail = directives.get('fail');
+  if (applies(fail, model)) {
+    const status = Number(fail?.value) || 500;
+    const body = { error: { message: `mock failure ${status}`, type: 'mock_error' } };
+    throw new ProviderError('http', `Provider answered ${status}: mock failure ${status}`, status, body);
+  }
+  if (directives.has('refuse')) {
+    throw new ProviderError('content_policy', 'The model refused to answer (mock)', null, null);
+  }
+  return directives;
+}
+
+/** The request's text without its mock directives. */
+export const withoutDirectives = (text: string) => text.replace(DIRECTIVE, '').trim();
+
 export function createMockAdapter(opts: { latencyMs: number }): ProviderAdapter {
   return {
     // What the mock "receives" is the gateway's own request shape: its failures carry it too.
@@ -108,29 +145,12 @@ export function createMockAdapter(opts: { latencyMs: number }): ProviderAdapter 
   async function answer(model: string, params: ChatParams, options: CallOptions): Promise<ChatCompletion> {
     const lastUser = [...params.messages].reverse().find((m) => m.role === 'user');
     const raw = textOf(lastUser?.content);
-    const directives = directivesOf(raw);
-    const prompt = raw.replace(DIRECTIVE, '').trim();
+    const prompt = withoutDirectives(raw);
     const request = { model, ...params };
-    try {
-      const delay = Number(directives.get('delay')?.value ?? opts.latencyMs);
-      if (delay > 0) await sleep(delay, options.signal);
-      if (applies(directives.get('timeout'), model)) await sleep(2 ** 31 - 1, options.signal);
-    } catch {
-      const reason = options.signal.reason as { name?: string } | undefined;
-      throw new ProviderError(
-        reason?.name === 'TimeoutError' ? 'timeout' : 'network',
-        'The mock did not answer in time',
-      );
-    }
-    const fail = directives.get('fail');
-    if (applies(fail, model)) {
-      const status = Number(fail?.value) || 500;
-      const body = { error: { message: `mock failure ${status}`, type: 'mock_error' } };
-      throw new ProviderError('http', `Provider answered ${status}: mock failure ${status}`, status, body);
-    }
-    if (directives.has('refuse')) {
-      throw new ProviderError('content_policy', 'The model refused to answer (mock)', null, null);
-    }
+    const directives = await mockMisbehaviour(raw, model, {
+      latencyMs: opts.latencyMs,
+      signal: options.signal,
+    });
     // After a tool result the model answers, as a real one would, so agent loops end.
     const toolName = params.messages.at(-1)?.role === 'user' ? directives.get('tool')?.value : undefined;
     const tool = toolName ? params.tools?.find((t) => t.function.name === toolName) : undefined;

@@ -6,7 +6,18 @@ import { createMockAdapter } from './mock.ts';
 import { createOpenAIAdapter } from './openai.ts';
 import type { ProviderAdapter } from './types.ts';
 
+/** Where a configured provider is and how to sign requests to it: what the task wires read. */
+export type ProviderConnection = {
+  descriptor: ProviderDescriptor;
+  /** Without a trailing slash. */
+  baseUrl: string;
+  apiKey: string | undefined;
+  mockLatencyMs: number;
+};
+
 export type ProviderRegistry = {
+  /** The provider's connection, or null when it is not configured. */
+  connection(provider: string): ProviderConnection | null;
   /** The adapter for a provider, or null when it has no credentials or endpoint configured. */
   adapter(provider: string): ProviderAdapter | null;
   /** The providers that have an adapter: those a plain model name may resolve to when several serve it. */
@@ -37,12 +48,20 @@ function adapterFor(
 
 export function createProviderRegistry(settings: ProviderSettings): ProviderRegistry {
   const adapters = new Map<string, ProviderAdapter>();
+  const connections = new Map<string, ProviderConnection>();
   for (const descriptor of PROVIDERS) {
     const setting = settings.providers[descriptor.id];
-    if (setting?.configured)
-      adapters.set(descriptor.id, adapterFor(descriptor, setting, settings.mockLatencyMs));
+    if (!setting?.configured) continue;
+    adapters.set(descriptor.id, adapterFor(descriptor, setting, settings.mockLatencyMs));
+    connections.set(descriptor.id, {
+      descriptor,
+      baseUrl: setting.baseUrl.replace(/\/+$/, ''),
+      apiKey: setting.apiKey,
+      mockLatencyMs: settings.mockLatencyMs,
+    });
   }
   return {
+    connection: (provider) => connections.get(provider) ?? null,
     adapter: (provider) => adapters.get(provider) ?? null,
     configured: new Set(adapters.keys()),
     nativeResponseFormat: (provider, type) => {

@@ -1,0 +1,79 @@
+/**
+ * What the catalog knows beyond @pydantic/genai-prices: the mock provider's models, and for the
+ * media task types the models genai-prices lacks or prices by tokens only, with the prices per
+ * unit their providers publish (checked on the date below). A row whose id genai-prices knows
+ * keeps genai-prices' token prices and takes its task types and unit prices from here.
+ *
+ * Prices as published on 2026-11-23: OpenAI (platform.openai.com/docs/pricing), Google
+ * (ai.google.dev/gemini-api/docs/pricing), Mistral (mistral.ai/pricing).
+ */
+import type { TaskType } from '@gatehouse/rules/gate';
+import type { UnitPrices } from './catalog.ts';
+
+export type LocalModel = {
+  /** `provider/model`. */
+  id: string;
+  name: string;
+  taskTypes: TaskType[];
+  inputPerMTok?: number;
+  outputPerMTok?: number;
+  contextWindow?: number;
+  unitPrices?: UnitPrices;
+};
+
+export const LOCAL_CATALOG: LocalModel[] = [
+  // The built-in mock provider: every task type, no network.
+  {
+    id: 'mock/echo',
+    name: 'Mock echo: repeats the last user message',
+    taskTypes: ['chat'],
+    inputPerMTok: 1,
+    outputPerMTok: 2,
+    contextWindow: 128_000,
+  },
+  {
+    id: 'mock/fast',
+    name: 'Mock fast chat',
+    taskTypes: ['chat'],
+    inputPerMTok: 0.5,
+    outputPerMTok: 1,
+    contextWindow: 128_000,
+  },
+  {
+    id: 'mock/smart',
+    name: 'Mock smart chat',
+    taskTypes: ['chat'],
+    inputPerMTok: 3,
+    outputPerMTok: 15,
+    contextWindow: 128_000,
+  },
+  {
+    id: 'mock/embed',
+    name: 'Mock embeddings',
+    taskTypes: ['embeddings'],
+    inputPerMTok: 0.1,
+    contextWindow: 8_192,
+  },
+  {
+    id: 'mock/embed-large',
+    name: 'Mock embeddings, large',
+    taskTypes: ['embeddings'],
+    inputPerMTok: 0.13,
+    contextWindow: 8_192,
+  },
+  {
+    id: 'mock/image',
+    name: 'Mock image generation',
+    taskTypes: ['image'],
+    unitPrices: { perImage: { default: 0.01 } },
+  },
+
+  // Embeddings.
+  { id: 'openai/text-embedding-3-small', name: 'text-embedding-3-small', taskTypes: ['embeddings'] },
+  { id: 'openai/text-embedding-3-large', name: 'text-embedding-3-large', taskTypes: ['embeddings'] },
+  { id: 'openai/text-embedding-ada-002', name: 'text-embedding-ada-002', taskTypes: ['embeddings'] },
+  { id: 'gemini/gemini-embedding-001', name: 'Gemini Embedding 001', taskTypes: ['embeddings'] },
+  { id: 'gemini/text-embedding-004', name: 'Text Embedding 004', taskTypes: ['embeddings'], inputPerMTok: 0 },
+  { id: 'mistral/mistral-embed', name: 'Mistral Embed', taskTypes: ['embeddings'] },
+  { id: 'mistral/codestral-embed', name: 'Codestral Embed', taskTypes: ['embeddings'], inputPerMTok: 0.15 },
+];

@@ -1,0 +1,7 @@
+/** Every task type's routes, native and OpenAI-compatible: a new type adds its two here. */
+import { nativeEmbeddings, openAIEmbeddings } from './embeddings.ts';
+import type { AnyNativeTask, AnyOpenAITask } from './routes.ts';
+
+export const NATIVE_TASKS: AnyNativeTask[] = [nativeEmbeddings];
+
+export const OPENAI_TASKS: AnyOpenAITask[] = [openAIEmbeddings];

@@ -1,0 +1,121 @@
+/**
+ * The task types' HTTP surface, built the same way for each: `POST /v3/<type>` with the native
+ * envelope `{gateId, data, model?, sessionId?, metadata?}`, and the OpenAI-compatible route in
+ * OpenAI's wire format and error shape. A type adds a NativeTask and an OpenAITask (its files in
+ * this directory); the pipeline does the rest.
+ */
+import { isUuid } from '@gatehouse/rules/ids';
+import type { Context } from 'hono';
+import { Hono } from 'hono';
+import type { DataPlane } from '../../dataplane/chat.ts';
+import type { TaskAnswerBase, TaskKind, TaskOutcome, TaskRequestBase } from '../../dataplane/pipeline.ts';
+import { ValidationError } from '../../domain/errors.ts';
+import { loadGate } from '../../domain/gateCache.ts';
+import { clientSignal, readJson } from '../../http/errors.ts';
+import type { ActorEnv } from '../../http/middleware.ts';
+import { requireActor } from '../../http/middleware.ts';
+import { outcomeHeaders } from '../../http/sse.ts';
+import { gateIdOf, openAIError } from '../openai.ts';
+
+/** Reads a request body: JSON here; a type whose clients upload files reads multipart itself. */
+export type BodyReader = (c: Context, maxBytes: number) => Promise<unknown>;
+
+const readJsonBody: BodyReader = (c, maxBytes) => readJson(c, maxBytes);
+
+// biome-ignore lint/suspicious/noExplicitAny: a list of tasks of different request and answer types
+type AnyKind = TaskKind<any, any, any>;
+
+export type NativeTask<R extends TaskRequestBase, A extends TaskAnswerBase> = {
+  /** `/v3/<path>`. */
+  path: string;
+  kind: TaskKind<R, unknown, A> | AnyKind;
+  read?: BodyReader;
+  /** The body as the type's request; throws a ValidationError naming the field. */
+  parse(body: unknown): R;
+  /** The answer's own fields; `id`, `model`, `costUsd` and `latencyMs` are added. */
+  answer(outcome: TaskOutcome<A>, body: unknown): Record<string, unknown>;
+};
+
+export type OpenAITask<R extends TaskRequestBase, A extends TaskAnswerBase> = {
+  /** `/v1/<path>`. */
+  path: string;
+  kind: TaskKind<R, unknown, A> | AnyKind;
+  read?: BodyReader;
+  /** The body as the type's request; `modelIsGate` when `model` names the gate by its UUID. */
+  parse(body: unknown, modelIsGate: boolean): R;
+  /** The whole answer: JSON, or a Response of its own (binary audio). */
+  answer(outcome: TaskOutcome<A>, body: unknown): Record<string, unknown> | Response;
+};
+
+// biome-ignore lint/suspicious/noExplicitAny: tasks of different request and answer types in one list
+export type AnyNativeTask = NativeTask<any, any>;
+// biome-ignore lint/suspicious/noExplicitAny: tasks of different request and answer types in one list
+export type AnyOpenAITask = OpenAITask<any, any>;
+
+function nativeGateId(body: unknown): string {
+  const gateId = (body as { gateId?: unknown } | null)?.gateId;
+  if (typeof gateId !== 'string' || !isUuid(gateId)) {
+    throw new ValidationError([{ path: 'gateId', message: 'is required and must be a gate UUID' }]);
+  }
+  return gateId;
+}
+
+export function nativeTaskRoutes(
+  dataPlane: DataPlane,
+  limits: { maxBodyBytes: number },
+  tasks: AnyNativeTask[],
+) {
+  const app = new Hono<ActorEnv>();
+  for (const task of tasks) {
+    app.post(`/${task.path}`, async (c) => {
+      const signal = clientSignal(c);
+      const body = await (task.read ?? readJsonBody)(c, limits.maxBodyBytes);
+      const gate = await loadGate(c.var.actor.user.id, nativeGateId(body));
+      const caller = { userId: c.var.actor.user.id, endpoint: `/v3/${task.path}` };
+      const outcome = await dataPlane.run(task.kind, caller, gate, () => task.parse(body), { signal });
+      return c.json(
+        {
+          id: outcome.id,
+          model: outcome.modelUsed,
+          ...task.answer(outcome, body),
+          costUsd: outcome.costUsd,
+          latencyMs: outcome.latencyMs,
+        },
+        200,
+        outcomeHeaders(outcome),
+      );
+    });
+  }
+  return app;
+}
+
+export function openAITaskRoutes(
+  dataPlane: DataPlane,
+  limits: { maxBodyBytes: number },
+  tasks: AnyOpenAITask[],
+) {
+  const app = new Hono<ActorEnv>();
+  app.onError((error, c) => {
+    const { status, body } = openAIError(error);
+    return c.json(body, status as 400);
+  });
+  for (const task of tasks) {
+    app.post(`/${task.path}`, requireActor, async (c) => {
+      const signal = clientSignal(c);
+      const body = await (task.read ?? readJsonBody)(c, limits.maxBodyBytes);
+      const gate = await loadGate(c.var.actor.user.id, gateIdOf(c, body));
+      const caller = { userId: c.var.actor.user.id, endpoint: `/v1/${task.path}` };
+      const modelIsGate = (body as { model?: unknown } | null)?.model === gate.id;
+      const outcome = await dataPlane.run(task.kind, caller, gate, () => task.parse(body, modelIsGate), {
+        signal,
+      });
+      const answer = task.answer(outcome, body);
+      if (answer instanceof Response) {
+        for (const [name, value] of Object.entries(outcomeHeaders(outcome))) answer.headers.set(name, value);
+        return answer;
+      }
+      return c.json(answer, 200, outcomeHeaders(outcome));
+    });
+  }
+  return app;
+}

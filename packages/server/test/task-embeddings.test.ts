@@ -1,0 +1,297 @@
+/**
+ * Embeddings through gates, end to end: POST /v3/embeddings and OpenAI's /v1/embeddings, on the
+ * mock and on local servers speaking OpenAI's, Mistral's and Gemini's embedding APIs; fallback,
+ * an exact block limit under concurrency, one log entry per request, bad input.
+ */
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { embeddingsKind } from '../src/dataplane/tasks/embeddings.ts';
+import { findModel } from '../src/domain/catalog.ts';
+import { useTestApp } from './support/app.ts';
+import {
+  attemptsOf,
+  logEntriesOf,
+  logEntryOf,
+  type NativeError,
+  type OpenAIError,
+  readGate,
+} from './support/chat.ts';
+import { startUpstream } from './support/emulators/upstream.ts';
+import { createGate, signUpUser, type TestUser } from './support/factories.ts';
+
+// One local server answers as OpenAI (/v1/embeddings), Mistral (/mistral/v1/embeddings) and
+// Gemini (/v1beta/models/M:batchEmbedContents), each checking its key as the real one does.
+const upstream = await startUpstream((request) => {
+  const gemini = /^\/v1beta\/models\/[^/:]+:batchEmbedContents$/.test(request.path);
+  if (request.method !== 'POST' || !(gemini || /^(\/mistral)?\/v1\/embeddings$/.test(request.path))) {
+    return { type: 'json', status: 404, body: { error: { message: `no route ${request.path}` } } };
+  }
+  const keyOk = gemini
+    ? request.headers['x-goog-api-key'] === 'g-key'
+    : request.headers.authorization ===
+      (request.path.startsWith('/mistral') ? 'Bearer m-key' : 'Bearer sk-test');
+  if (!keyOk) return { type: 'json', status: 401, body: { error: { message: 'bad key' } } };
+  return null;
+});
+const app = useTestApp({
+  OPENAI_API_KEY: 'sk-test',
+  OPENAI_BASE_URL: `${upstream.url}/v1`,
+  MISTRAL_API_KEY: 'm-key',
+  MISTRAL_BASE_URL: `${upstream.url}/mistral`,
+  GEMINI_API_KEY: 'g-key',
+  GEMINI_BASE_URL: upstream.url,
+});
+afterEach(() => {
+  const left = upstream.pending();
+  upstream.reset();
+  expect(left, 'scripted replies left unused').toBe(0);
+});
+afterAll(() => upstream.close());
+
+type EmbeddingsAnswer = {
+  id: string;
+  model: string;
+  embeddings: number[][];
+  dimensions: number;
+  usage: { promptTokens: number; totalTokens: number; estimated?: boolean };
+  costUsd: number;
+  latencyMs: number;
+};
+
+function embed(
+  user: TestUser,
+  gateId: string,
+  data: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+) {
+  return app.request('/v3/embeddings', {
+    method: 'POST',
+    headers: user.auth,
+    json: { gateId, data, ...extra },
+  });
+}
+
+async function embeddingsGate(user: TestUser, overrides: Record<string, unknown> = {}) {
+  return createGate(app, user, { taskType: 'embeddings', model: 'mock/embed', ...overrides });
+}
+
+const norm = (v: number[]) => Math.hypot(...v);
+
+describe('POST /v3/embeddings on the mock', () => {
+  it('answers one unit vector per input, deterministic, of the requested dimensions, and logs it', async () => {
+    const user = await signUpUser(app);
+    const gate = await embeddingsGate(user);
+    const res = await embed(user, gate.id, { input: ['hello world', 'another text'] });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const answer = (await res.json()) as EmbeddingsAnswer;
+    expect(answer.model).toBe('mock/embed');
+    expect(answer.embeddings).toHaveLength(2);
+    expect(answer.dimensions).toBe(1536);
+    for (const v of answer.embeddings) expect(norm(v)).toBeCloseTo(1, 6);
+    expect(answer.embeddings[0]).not.toEqual(answer.embeddings[1]);
+
+    const again = (await (
+      await embed(user, gate.id, { input: 'hello world', dimensions: 64 })
+    ).json()) as EmbeddingsAnswer;
+    expect(again.dimensions).toBe(64);
+    expect(again.embeddings[0]).toHaveLength(64);
+
+    const price = findModel('mock/embed')?.inputPricePerMTok ?? Number.NaN;
+    expect(answer.usage.promptTokens).toBeGreaterThan(0);
+    expect(answer.costUsd).toBeCloseTo((answer.usage.promptTokens * price) / 1e6, 12);
+    const entry = await logEntryOf(app, answer.id);
+    expect(entry).toMatchObject({ endpoint: '/v3/embeddings', success: true, modelUsed: 'mock/embed' });
+    expect(Number(entry.costUsd)).toBeCloseTo(answer.costUsd, 8);
+    expect(entry.promptTokens).toBe(answer.usage.promptTokens);
+  });
+
+  it('falls back from a failing model to the next, recording both attempts', async () => {
+    const user = await signUpUser(app);
+    const gate = await embeddingsGate(user, {
+      routingStrategy: 'fallback',
+      fallbackModels: ['mock/embed-large'],
+    });
+    const res = await embed(user, gate.id, { input: 'x [mock:fail=503@mock/embed]' });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const answer = (await res.json()) as EmbeddingsAnswer;
+    expect(answer.model).toBe('mock/embed-large');
+    expect(answer.dimensions).toBe(3072);
+    const entry = await logEntryOf(app, answer.id);
+    expect(attemptsOf(entry).map((a) => [a.model, a.ok, a.status])).toEqual([
+      ['mock/embed', false, 503],
+      ['mock/embed-large', true, 200],
+    ]);
+  });
+
+  it('holds a block limit under 50 concurrent requests: no overshoot, one log entry each', async () => {
+    const user = await signUpUser(app);
+    const input = 'the same text, embedded many times over';
+    const N = 7;
+    const worst = embeddingsKind.worstCase(['mock/embed'], { input: [input] });
+    expect(worst).toBeGreaterThan(0);
+    const limit = Number((N * worst).toFixed(10));
+    const gate = await embeddingsGate(user, { spendingLimit: limit, spendingEnforcement: 'block' });
+    const responses = await Promise.all(Array.from({ length: 50 }, () => embed(user, gate.id, { input })));
+    const statuses = responses.map((r) => r.status);
+    const passed = statuses.filter((s) => s === 200).length;
+    expect(passed).toBeGreaterThan(0);
+    expect(passed).toBeLessThanOrEqual(N);
+    expect(statuses.filter((s) => s === 402)).toHaveLength(50 - passed);
+    const after = await readGate(app, user, gate.id);
+    expect(after.spendingCurrent).toBeLessThanOrEqual(limit);
+    expect(await logEntriesOf(app, gate.id)).toHaveLength(50);
+  });
+
+  it('refuses bad input with a 400 naming the field, and a gate of another type', async () => {
+    const user = await signUpUser(app);
+    const gate = await embeddingsGate(user);
+    for (const [data, path] of [
+      [{}, 'data.input'],
+      [{ input: '' }, 'data.input'],
+      [{ input: [] }, 'data.input'],
+      [{ input: 'x', dimensions: 0 }, 'data.dimensions'],
+      [{ input: 'x', colour: 'red' }, 'data'],
+    ] as const) {
+      const res = await embed(user, gate.id, data);
+      expect(res.status, JSON.stringify(data)).toBe(400);
+      const body = (await res.json()) as NativeError;
+      expect(body.error.details?.issues?.[0]?.path, JSON.stringify(data)).toBe(path);
+    }
+    const chatGate = await createGate(app, user, { model: 'mock/echo' });
+    const wrong = await embed(user, chatGate.id, { input: 'x' });
+    expect(wrong.status).toBe(400);
+    expect(((await wrong.json()) as NativeError).error.message).toContain(
+      'embeddings requests need an embeddings gate',
+    );
+  });
+});
+
+describe('providers', () => {
+  it('speaks OpenAI’s /embeddings and prices the tokens it reports', async () => {
+    const user = await signUpUser(app);
+    const gate = await embeddingsGate(user, { model: 'text-embedding-3-small' });
+    expect(gate.model).toBe('openai/text-embedding-3-small');
+    upstream.reply({
+      type: 'json',
+      body: {
+        object: 'list',
+        data: [
+          { object: 'embedding', index: 1, embedding: [0, 1] },
+          { object: 'embedding', index: 0, embedding: [1, 0] },
+        ],
+        model: 'text-embedding-3-small',
+        usage: { prompt_tokens: 9, total_tokens: 9 },
+      },
+    });
+    const res = await embed(user, gate.id, { input: ['a', 'b'], dimensions: 2 });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const answer = (await res.json()) as EmbeddingsAnswer;
+    expect(upstream.last().body).toEqual({
+      model: 'text-embedding-3-small',
+      input: ['a', 'b'],
+      encoding_format: 'float',
+      dimensions: 2,
+    });
+    expect(answer.embeddings).toEqual([
+      [1, 0],
+      [0, 1],
+    ]);
+    expect(answer.usage).toEqual({ promptTokens: 9, totalTokens: 9 });
+    expect(answer.costUsd).toBeCloseTo((9 * 0.02) / 1e6, 14);
+  });
+
+  it('speaks Mistral’s /v1/embeddings', async () => {
+    const user = await signUpUser(app);
+    const gate = await embeddingsGate(user, { model: 'mistral-embed' });
+    upstream.reply({
+      type: 'json',
+      body: {
+        id: 'emb-1',
+        object: 'list',
+        data: [{ object: 'embedding', index: 0, embedding: [0.6, 0.8] }],
+        model: 'mistral-embed',
+        usage: { prompt_tokens: 3, total_tokens: 3, completion_tokens: 0 },
+      },
+    });
+    const answer = (await (await embed(user, gate.id, { input: 'bonjour' })).json()) as EmbeddingsAnswer;
+    expect(upstream.last().path).toBe('/mistral/v1/embeddings');
+    expect(answer.embeddings).toEqual([[0.6, 0.8]]);
+  });
+
+  it('speaks Gemini’s batchEmbedContents, counting the tokens it does not report', async () => {
+    const user = await signUpUser(app);
+    const gate = await embeddingsGate(user, { model: 'gemini-embedding-001' });
+    upstream.reply({ type: 'json', body: { embeddings: [{ values: [0.1, 0.2] }, { values: [0.3, 0.4] }] } });
+    const res = await embed(user, gate.id, { input: ['one', 'two'], dimensions: 2 });
+    const answer = (await res.json()) as EmbeddingsAnswer;
+    expect(upstream.last().path).toBe('/v1beta/models/gemini-embedding-001:batchEmbedContents');
+    expect(upstream.last().body).toEqual({
+      requests: [
+        {
+          model: 'models/gemini-embedding-001',
+          content: { parts: [{ text: 'one' }] },
+          outputDimensionality: 2,
+        },
+        {
+          model: 'models/gemini-embedding-001',
+          content: { parts: [{ text: 'two' }] },
+          outputDimensionality: 2,
+        },
+      ],
+    });
+    expect(answer.embeddings).toEqual([
+      [0.1, 0.2],
+      [0.3, 0.4],
+    ]);
+    expect(answer.usage).toMatchObject({ estimated: true });
+    expect(answer.usage.promptTokens).toBeGreaterThan(0);
+  });
+});
+
+describe('POST /v1/embeddings (OpenAI-compatible)', () => {
+  it('answers OpenAI’s list, in floats or base64 float32s', async () => {
+    const user = await signUpUser(app);
+    const gate = await embeddingsGate(user);
+    const headers = { ...user.auth, 'x-gatehouse-gate-id': gate.id };
+    const res = await app.request('/v1/embeddings', {
+      method: 'POST',
+      headers,
+      json: { model: 'mock/embed', input: 'hello', dimensions: 8 },
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const floats = (await res.json()) as {
+      object: string;
+      data: { object: string; index: number; embedding: number[] }[];
+      model: string;
+      usage: { prompt_tokens: number; total_tokens: number };
+    };
+    expect(floats.object).toBe('list');
+    expect(floats.data[0]?.embedding).toHaveLength(8);
+
+    const b64 = (await (
+      await app.request('/v1/embeddings', {
+        method: 'POST',
+        headers,
+        json: { model: gate.id, input: 'hello', dimensions: 8, encoding_format: 'base64' },
+      })
+    ).json()) as { data: { embedding: string }[] };
+    const bytes = Buffer.from(b64.data[0]?.embedding ?? '', 'base64');
+    const decoded = Array.from(new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4));
+    expect(decoded).toHaveLength(8);
+    decoded.forEach((v, i) => expect(v).toBeCloseTo(floats.data[0]?.embedding[i] ?? Number.NaN, 6));
+  });
+
+  it('answers errors in OpenAI’s shape', async () => {
+    const user = await signUpUser(app);
+    const gate = await embeddingsGate(user);
+    const res = await app.request('/v1/embeddings', {
+      method: 'POST',
+      headers: { ...user.auth, 'x-gatehouse-gate-id': gate.id },
+      json: { model: 'mock/embed' },
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as OpenAIError).error).toMatchObject({
+      type: 'invalid_request_error',
+      param: 'input',
+    });
+  });
+});
