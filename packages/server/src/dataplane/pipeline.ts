@@ -37,8 +37,14 @@ export type TaskRequestBase = {
   metadata?: Record<string, unknown> | undefined;
 };
 
-/** What every answer carries: the exact JSON exchanged with the provider, for the log. */
-export type TaskAnswerBase = { providerRequest: unknown; providerResponse: unknown };
+/** A file an answer carries (an image, speech, a video): stored beside its log entry, never in it. */
+export type MediaItem = { mimeType: string; data: Buffer };
+
+/**
+ * What every answer carries: the exact JSON exchanged with the provider, for the log (with any
+ * media in it replaced by a note naming its type and size), and the media themselves.
+ */
+export type TaskAnswerBase = { providerRequest: unknown; providerResponse: unknown; media?: MediaItem[] };
 
 /** An attempt-level failure the caller reads as an error of its endpoint. */
 export class TaskFailure extends DomainError {
