@@ -26,6 +26,23 @@ export const TASK_TYPES = [
   'stt',
   'moderation',
 ] as const;
+/**
+ * The native endpoint that calls a gate of each task type; null where none does yet (the
+ * dashboard says so rather than offering a gate nothing can call). The server serves exactly
+ * these (test/task-endpoints.test.ts).
+ */
+export const TASK_ENDPOINTS: Record<(typeof TASK_TYPES)[number], string | null> = {
+  chat: '/v3/chat',
+  image: '/v3/image',
+  video: null,
+  tts: '/v3/tts',
+  embeddings: '/v3/embeddings',
+  ocr: '/v3/ocr',
+  audio: '/v3/audio',
+  stt: '/v3/stt',
+  moderation: '/v3/moderation',
+};
+
 export const TASK_SUBTYPES = ['reasoning', 'code', 'realtime'] as const;
 export const ROUTING_STRATEGIES = ['single', 'fallback', 'round-robin'] as const;
 export const ANALYSIS_METHODS = ['cost', 'balanced', 'performance', 'custom'] as const;

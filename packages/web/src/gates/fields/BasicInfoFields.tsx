@@ -1,5 +1,5 @@
 /** The Basic Info tab: what the gate is called and says about itself, and its task type. */
-import { LIMITS, TASK_SUBTYPES, TASK_TYPES } from '@gatehouse/rules/gate';
+import { LIMITS, TASK_ENDPOINTS, TASK_SUBTYPES, TASK_TYPES } from '@gatehouse/rules/gate';
 import { useWatch } from 'react-hook-form';
 import { formatCount } from '../../logs/format.ts';
 import { Field } from '../../ui/Field.tsx';
@@ -77,17 +77,23 @@ export function AutoEnhanceField({ form }: { form: GateFormApi }) {
 
 export function TaskTypeField({ form }: { form: GateFormApi }) {
   const { errors } = form.formState;
+  const taskType = useWatch({ control: form.control, name: 'taskType' });
+  const endpoint = TASK_ENDPOINTS[taskType];
   return (
     <Field
       label="Task type"
       htmlFor="taskType"
       error={errors.taskType}
-      hint="Decides which models the gate may use."
+      hint={
+        endpoint
+          ? `Decides which models the gate may use. Called with POST ${endpoint}.`
+          : 'No endpoint calls gates of this type yet: such a gate can be configured, but requests through it are refused.'
+      }
     >
       <select id="taskType" {...invalid('taskType', errors.taskType)} {...form.register('taskType')}>
         {TASK_TYPES.map((type) => (
           <option key={type} value={type}>
-            {type}
+            {TASK_ENDPOINTS[type] ? type : `${type} (not callable yet)`}
           </option>
         ))}
       </select>
