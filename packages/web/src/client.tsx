@@ -2,7 +2,7 @@ import { CSRF_COOKIE, CSRF_HEADER } from '@gatehouse/rules/csrf';
 import { createContext, type ReactNode, useCallback, useContext, useState } from 'react';
 import { Client, cacheExchange, fetchExchange, Provider } from 'urql';
 
-function readCookie(name: string): string | undefined {
+export function readCookie(name: string): string | undefined {
   for (const part of document.cookie.split(';')) {
     const [key, ...value] = part.trim().split('=');
     if (key === name) return decodeURIComponent(value.join('='));

@@ -35,6 +35,7 @@ export function GateEditForm({
   models,
   modelsState,
   spendingNow,
+  tryIt,
   connections,
   dangerZone,
   savedNotice,
@@ -49,13 +50,14 @@ export function GateEditForm({
   modelsState: ModelsState;
   /** The read-only spending figures shown under the limit. */
   spendingNow: ReactNode;
+  tryIt: ReactNode;
   connections: ReactNode;
   dangerZone: ReactNode;
   savedNotice: string | null;
 }) {
   const { handleSubmit, formState } = form;
   const topError = formState.errors.root?.server ?? formState.errors.root?.rules;
-  const formTab = tab !== 'connections' && tab !== 'danger';
+  const formTab = tab !== 'try' && tab !== 'connections' && tab !== 'danger';
   const panel = (id: GateTab) => ({
     id: `panel-${id}`,
     role: 'tabpanel',
@@ -95,6 +97,7 @@ export function GateEditForm({
         <SaveBar form={form} savedNotice={savedNotice} onDiscard={onDiscard} />
       </form>
 
+      <div {...panel('try')}>{tryIt}</div>
       <div {...panel('connections')}>{connections}</div>
       <div {...panel('danger')}>{dangerZone}</div>
     </>
@@ -114,7 +117,7 @@ function GateTabList({
   return (
     <div className="tabs" role="tablist" aria-label="Gate settings">
       {GATE_TABS.map(({ id, label }) => {
-        const count = id === 'connections' || id === 'danger' ? 0 : (errorCounts[id] ?? 0);
+        const count = id === 'try' || id === 'connections' || id === 'danger' ? 0 : (errorCounts[id] ?? 0);
         return (
           <button
             key={id}

@@ -22,6 +22,7 @@ import {
 } from './gateEdit.ts';
 import { fieldOfIssue, type GateFormField, type GateFormValues } from './gateForm.ts';
 import { SpendingAlert, SpendingBadge, SpendingNow } from './SpendingNotice.tsx';
+import { TryIt } from './TryIt.tsx';
 import { useTaskModels } from './useTaskModels.ts';
 
 const UpdateGateMutation = graphql(
@@ -122,6 +123,7 @@ export function GateEditor({
         modelsState={modelsState}
         savedNotice={savedNotice}
         spendingNow={<SpendingNow gate={gate} />}
+        tryIt={<TryIt gateId={gate.id} taskType={fromEnum(TASK_TYPES, gate.taskType)} />}
         connections={<Connections />}
         dangerZone={<DangerZone gateName={gate.name} onDelete={onDelete} />}
       />

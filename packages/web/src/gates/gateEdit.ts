@@ -133,13 +133,14 @@ export const GATE_TABS = [
   { id: 'routing', label: 'Models & Routing' },
   { id: 'request', label: 'Request Config' },
   { id: 'spending', label: 'Spending Limits' },
+  { id: 'try', label: 'Try it' },
   { id: 'connections', label: 'Connections' },
   { id: 'danger', label: 'Danger Zone' },
 ] as const;
 
 export type GateTab = (typeof GATE_TABS)[number]['id'];
 /** The tabs whose fields the form holds; the others have no Save. */
-export type FormTab = Exclude<GateTab, 'connections' | 'danger'>;
+export type FormTab = Exclude<GateTab, 'try' | 'connections' | 'danger'>;
 
 const TAB_OF_FIELD: Record<keyof GateFormValues, FormTab> = {
   name: 'basic',
