@@ -76,4 +76,20 @@ export const LOCAL_CATALOG: LocalModel[] = [
   { id: 'gemini/text-embedding-004', name: 'Text Embedding 004', taskTypes: ['embeddings'], inputPerMTok: 0 },
   { id: 'mistral/mistral-embed', name: 'Mistral Embed', taskTypes: ['embeddings'] },
   { id: 'mistral/codestral-embed', name: 'Codestral Embed', taskTypes: ['embeddings'], inputPerMTok: 0.15 },
+
+  // Moderation. OpenAI's are free (genai-prices lists them without a price); Mistral's is priced
+  // per token (mistral.ai/pricing: $0.10 per 1M tokens), and genai-prices lacks it.
+  {
+    id: 'mistral/mistral-moderation-latest',
+    name: 'Mistral Moderation',
+    taskTypes: ['moderation'],
+    inputPerMTok: 0.1,
+  },
+  {
+    id: 'mistral/mistral-moderation-2411',
+    name: 'Mistral Moderation 24.11',
+    taskTypes: ['moderation'],
+    inputPerMTok: 0.1,
+  },
+  { id: 'mock/moderation', name: 'Mock moderation: flags by keyword', taskTypes: ['moderation'] },
 ];

@@ -1,7 +1,8 @@
 /** Every task type's routes, native and OpenAI-compatible: a new type adds its two here. */
 import { nativeEmbeddings, openAIEmbeddings } from './embeddings.ts';
+import { nativeModeration, openAIModeration } from './moderation.ts';
 import type { AnyNativeTask, AnyOpenAITask } from './routes.ts';
 
-export const NATIVE_TASKS: AnyNativeTask[] = [nativeEmbeddings];
+export const NATIVE_TASKS: AnyNativeTask[] = [nativeEmbeddings, nativeModeration];
 
-export const OPENAI_TASKS: AnyOpenAITask[] = [openAIEmbeddings];
+export const OPENAI_TASKS: AnyOpenAITask[] = [openAIEmbeddings, openAIModeration];

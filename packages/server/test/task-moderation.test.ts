@@ -1,0 +1,379 @@
+/**
+ * Moderation through gates, end to end: POST /v3/moderation and OpenAI's /v1/moderations, on the
+ * mock (keyword flags) and on local servers speaking OpenAI's and Mistral's moderation APIs;
+ * fallback, an exact block limit under concurrency, one log entry per request, bad input.
+ */
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { moderationKind } from '../src/dataplane/tasks/moderation.ts';
+import { findModel } from '../src/domain/catalog.ts';
+import { useTestApp } from './support/app.ts';
+import {
+  attemptsOf,
+  logEntriesOf,
+  logEntryOf,
+  type NativeError,
+  type OpenAIError,
+  readGate,
+} from './support/chat.ts';
+import { startUpstream } from './support/emulators/upstream.ts';
+import { createGate, signUpUser, type TestUser } from './support/factories.ts';
+
+// One local server answers as OpenAI (/v1/moderations) and Mistral (/mistral/v1/moderations),
+// each checking its key as the real one does.
+const upstream = await startUpstream((request) => {
+  if (request.method !== 'POST' || !/^(\/mistral)?\/v1\/moderations$/.test(request.path)) {
+    return { type: 'json', status: 404, body: { error: { message: `no route ${request.path}` } } };
+  }
+  const key = request.path.startsWith('/mistral') ? 'Bearer m-key' : 'Bearer sk-test';
+  if (request.headers.authorization !== key) {
+    return { type: 'json', status: 401, body: { error: { message: 'bad key' } } };
+  }
+  return null;
+});
+const app = useTestApp({
+  OPENAI_API_KEY: 'sk-test',
+  OPENAI_BASE_URL: `${upstream.url}/v1`,
+  MISTRAL_API_KEY: 'm-key',
+  MISTRAL_BASE_URL: `${upstream.url}/mistral`,
+});
+afterEach(() => {
+  const left = upstream.pending();
+  upstream.reset();
+  expect(left, 'scripted replies left unused').toBe(0);
+});
+afterAll(() => upstream.close());
+
+type Verdict = { flagged: boolean; categories: Record<string, boolean>; scores: Record<string, number> };
+type ModerationAnswer = {
+  id: string;
+  model: string;
+  results: Verdict[];
+  usage: { promptTokens: number; estimated?: boolean };
+  costUsd: number;
+  latencyMs: number;
+};
+
+function moderate(
+  user: TestUser,
+  gateId: string,
+  data: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+) {
+  return app.request('/v3/moderation', {
+    method: 'POST',
+    headers: user.auth,
+    json: { gateId, data, ...extra },
+  });
+}
+
+async function moderationGate(user: TestUser, overrides: Record<string, unknown> = {}) {
+  return createGate(app, user, { taskType: 'moderation', model: 'mock/moderation', ...overrides });
+}
+
+/** OpenAI's answer for one input, as its API sends it. */
+function openAIResult(flagged: string[] = []) {
+  const names = ['harassment', 'hate', 'hate/threatening', 'self-harm', 'sexual', 'violence'];
+  return {
+    flagged: flagged.length > 0,
+    categories: { ...Object.fromEntries(names.map((n) => [n, flagged.includes(n)])), illicit: null },
+    category_scores: Object.fromEntries(names.map((n) => [n, flagged.includes(n) ? 0.97 : 0.001])),
+    category_applied_input_types: Object.fromEntries(names.map((n) => [n, ['text']])),
+  };
+}
+
+describe('POST /v3/moderation on the mock', () => {
+  it('flags by keyword, deterministically, one verdict per input, and logs it', async () => {
+    const user = await signUpUser(app);
+    const gate = await moderationGate(user);
+    const res = await moderate(user, gate.id, { input: ['I will kill you', 'a lovely day', 'I hate this'] });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const answer = (await res.json()) as ModerationAnswer;
+    expect(answer.model).toBe('mock/moderation');
+    expect(answer.results.map((r) => r.flagged)).toEqual([true, false, true]);
+    const [kill, calm, hate] = answer.results as [Verdict, Verdict, Verdict];
+    expect(kill.categories.violence).toBe(true);
+    expect(kill.categories.hate).toBe(false);
+    expect(kill.scores.violence).toBeGreaterThanOrEqual(0.9);
+    expect(hate.categories.hate).toBe(true);
+    expect(Object.values(calm.categories).some(Boolean)).toBe(false);
+    expect(Math.max(...Object.values(calm.scores))).toBeLessThanOrEqual(0.05);
+    expect(Object.keys(kill.categories)).toContain('hate/threatening');
+
+    const again = (await (
+      await moderate(user, gate.id, { input: 'I will kill you' })
+    ).json()) as ModerationAnswer;
+    expect(again.results).toEqual([kill]);
+
+    expect(answer.usage.promptTokens).toBeGreaterThan(0);
+    expect(answer.costUsd).toBe(0);
+    const entry = await logEntryOf(app, answer.id);
+    expect(entry).toMatchObject({ endpoint: '/v3/moderation', success: true, modelUsed: 'mock/moderation' });
+    expect(entry.promptTokens).toBe(answer.usage.promptTokens);
+    expect(Number(entry.costUsd)).toBe(0);
+  });
+
+  it('falls back from a failing model to the next provider, recording both attempts', async () => {
+    const user = await signUpUser(app);
+    const gate = await moderationGate(user, {
+      routingStrategy: 'fallback',
+      fallbackModels: ['openai/omni-moderation-latest'],
+    });
+    upstream.reply({
+      type: 'json',
+      body: { id: 'modr-1', model: 'omni-moderation-latest', results: [openAIResult()] },
+    });
+    const res = await moderate(user, gate.id, { input: 'x [mock:fail=503@mock/moderation]' });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const answer = (await res.json()) as ModerationAnswer;
+    expect(answer.model).toBe('openai/omni-moderation-latest');
+    const entry = await logEntryOf(app, answer.id);
+    expect(attemptsOf(entry).map((a) => [a.model, a.ok, a.status])).toEqual([
+      ['mock/moderation', false, 503],
+      ['openai/omni-moderation-latest', true, 200],
+    ]);
+  });
+
+  it('refuses bad input with a 400 naming the field, and a gate of another type', async () => {
+    const user = await signUpUser(app);
+    const gate = await moderationGate(user);
+    for (const [data, path] of [
+      [{}, 'data.input'],
+      [{ input: '' }, 'data.input'],
+      [{ input: [] }, 'data.input'],
+      [{ input: 'x', colour: 'red' }, 'data'],
+    ] as const) {
+      const res = await moderate(user, gate.id, data);
+      expect(res.status, JSON.stringify(data)).toBe(400);
+      const body = (await res.json()) as NativeError;
+      expect(body.error.details?.issues?.[0]?.path, JSON.stringify(data)).toBe(path);
+    }
+    const chatGate = await createGate(app, user, { model: 'mock/echo' });
+    const wrong = await moderate(user, chatGate.id, { input: 'x' });
+    expect(wrong.status).toBe(400);
+    expect(((await wrong.json()) as NativeError).error.message).toContain(
+      'moderation requests need a moderation gate',
+    );
+  });
+});
+
+describe('a block limit', () => {
+  it('holds under 50 concurrent requests on Mistral’s priced model: no overshoot, one log entry each', async () => {
+    const user = await signUpUser(app);
+    const input = 'the same text, moderated many times over';
+    const N = 7;
+    const worst = moderationKind.worstCase(['mistral/mistral-moderation-latest'], { input: [input] });
+    expect(worst).toBeCloseTo((Buffer.byteLength(input) * 0.1) / 1e6, 15);
+    // Room for N worst cases and half another: exactly N pass, whatever the rounding.
+    const limit = Number(((N + 0.5) * worst).toFixed(12));
+    const gate = await moderationGate(user, {
+      model: 'mistral/mistral-moderation-latest',
+      spendingLimit: limit,
+      spendingEnforcement: 'block',
+    });
+    // Mistral reports the tokens it billed: as many as the worst case assumed.
+    const tokens = Buffer.byteLength(input);
+    upstream.reply(
+      ...Array.from({ length: N }, () => ({
+        type: 'json' as const,
+        body: {
+          id: 'm',
+          model: 'mistral-moderation-latest',
+          results: [{ categories: { sexual: false }, category_scores: { sexual: 0.01 } }],
+          usage: { prompt_tokens: tokens, total_tokens: tokens, completion_tokens: 0 },
+        },
+      })),
+    );
+    const responses = await Promise.all(Array.from({ length: 50 }, () => moderate(user, gate.id, { input })));
+    const statuses = responses.map((r) => r.status);
+    const passed = statuses.filter((s) => s === 200).length;
+    expect(passed).toBe(N);
+    expect(statuses.filter((s) => s === 402)).toHaveLength(50 - passed);
+    const after = await readGate(app, user, gate.id);
+    expect(after.spendingCurrent).toBeLessThanOrEqual(limit);
+    expect(after.spendingCurrent).toBeCloseTo(N * worst, 12);
+    const entries = await logEntriesOf(app, gate.id);
+    expect(entries).toHaveLength(50);
+    const paid = entries.filter((e) => e.success);
+    expect(paid).toHaveLength(N);
+    for (const e of paid) expect(Number(e.costUsd)).toBeCloseTo(worst, 12);
+  });
+});
+
+describe('providers', () => {
+  it('speaks OpenAI’s /moderations, keeping its category names; free', async () => {
+    const user = await signUpUser(app);
+    const gate = await moderationGate(user, { model: 'omni-moderation-latest' });
+    expect(gate.model).toBe('openai/omni-moderation-latest');
+    upstream.reply({
+      type: 'json',
+      body: {
+        id: 'modr-1',
+        model: 'omni-moderation-latest',
+        results: [openAIResult(['hate', 'hate/threatening']), openAIResult()],
+      },
+    });
+    const res = await moderate(user, gate.id, { input: ['they must all die', 'hello'] });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const answer = (await res.json()) as ModerationAnswer;
+    expect(upstream.last().path).toBe('/v1/moderations');
+    expect(upstream.last().body).toEqual({
+      model: 'omni-moderation-latest',
+      input: ['they must all die', 'hello'],
+    });
+    expect(answer.results[0]).toMatchObject({
+      flagged: true,
+      categories: { hate: true, 'hate/threatening': true, violence: false },
+      scores: { hate: 0.97 },
+    });
+    // OpenAI's null for a category a model does not score is no verdict: left out.
+    expect(answer.results[0]?.categories).not.toHaveProperty('illicit');
+    expect(answer.results[1]?.flagged).toBe(false);
+    expect(answer.usage.estimated).toBe(true);
+    expect(answer.costUsd).toBe(0);
+  });
+
+  it('speaks Mistral’s /v1/moderations: its own categories, flagged when any is, priced per token', async () => {
+    const user = await signUpUser(app);
+    const gate = await moderationGate(user, { model: 'mistral-moderation-latest' });
+    expect(gate.model).toBe('mistral/mistral-moderation-latest');
+    expect(findModel('mistral/mistral-moderation-latest')?.inputPricePerMTok).toBe(0.1);
+    const categories = {
+      sexual: false,
+      hate_and_discrimination: false,
+      violence_and_threats: true,
+      dangerous_and_criminal_content: false,
+      selfharm: false,
+      health: false,
+      financial: false,
+      law: false,
+      pii: false,
+    };
+    upstream.reply({
+      type: 'json',
+      body: {
+        id: 'mod-1',
+        model: 'mistral-moderation-latest',
+        results: [
+          {
+            categories,
+            category_scores: Object.fromEntries(
+              Object.entries(categories).map(([k, v]) => [k, v ? 0.93 : 0.002]),
+            ),
+          },
+        ],
+        usage: { prompt_tokens: 12, total_tokens: 12, completion_tokens: 0 },
+      },
+    });
+    const res = await moderate(user, gate.id, { input: 'I will hurt you' });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const answer = (await res.json()) as ModerationAnswer;
+    expect(upstream.last().path).toBe('/mistral/v1/moderations');
+    expect(upstream.last().body).toEqual({ model: 'mistral-moderation-latest', input: ['I will hurt you'] });
+    expect(answer.results).toEqual([
+      {
+        flagged: true,
+        categories,
+        scores: expect.objectContaining({ violence_and_threats: 0.93, pii: 0.002 }),
+      },
+    ]);
+    expect(answer.usage).toEqual({ promptTokens: 12 });
+    expect(answer.costUsd).toBeCloseTo((12 * 0.1) / 1e6, 14);
+    const entry = await logEntryOf(app, answer.id);
+    expect(Number(entry.costUsd)).toBeCloseTo(answer.costUsd, 12);
+  });
+});
+
+describe('POST /v1/moderations (OpenAI-compatible)', () => {
+  type OpenAIModeration = {
+    id: string;
+    model: string;
+    results: {
+      flagged: boolean;
+      categories: Record<string, boolean>;
+      category_scores: Record<string, number>;
+      category_applied_input_types?: Record<string, string[]>;
+    }[];
+  };
+
+  it('answers OpenAI’s shape with every OpenAI category, from the mock and from Mistral', async () => {
+    const user = await signUpUser(app);
+    const gate = await moderationGate(user);
+    const headers = { ...user.auth, 'x-gatehouse-gate-id': gate.id };
+    const res = await app.request('/v1/moderations', {
+      method: 'POST',
+      headers,
+      json: { input: ['kill them all', 'hi'] },
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const body = (await res.json()) as OpenAIModeration;
+    expect(Object.keys(body).sort()).toEqual(['id', 'model', 'results']);
+    expect(body.model).toBe('mock/moderation');
+    expect(body.results).toHaveLength(2);
+    const [kill] = body.results;
+    expect(kill?.flagged).toBe(true);
+    expect(kill?.categories.violence).toBe(true);
+    for (const name of [
+      'harassment',
+      'harassment/threatening',
+      'hate',
+      'hate/threatening',
+      'illicit',
+      'illicit/violent',
+      'self-harm',
+      'self-harm/instructions',
+      'self-harm/intent',
+      'sexual',
+      'sexual/minors',
+      'violence',
+      'violence/graphic',
+    ]) {
+      expect(typeof kill?.categories[name], name).toBe('boolean');
+      expect(typeof kill?.category_scores[name], name).toBe('number');
+    }
+    const entry = await logEntryOf(app, body.id);
+    expect(entry).toMatchObject({ endpoint: '/v1/moderations', success: true });
+
+    // A Mistral model's categories, mapped onto OpenAI's.
+    const mistralGate = await moderationGate(user, { model: 'mistral/mistral-moderation-latest' });
+    upstream.reply({
+      type: 'json',
+      body: {
+        id: 'mod-2',
+        model: 'mistral-moderation-latest',
+        results: [
+          {
+            categories: { hate_and_discrimination: true, selfharm: false, pii: true },
+            category_scores: { hate_and_discrimination: 0.8, selfharm: 0.1, pii: 0.9 },
+          },
+        ],
+      },
+    });
+    const mapped = (await (
+      await app.request('/v1/moderations', {
+        method: 'POST',
+        headers: user.auth,
+        json: { model: mistralGate.id, input: 'x' },
+      })
+    ).json()) as OpenAIModeration;
+    expect(mapped.results[0]).toMatchObject({
+      flagged: true,
+      categories: { hate: true, 'self-harm': false, violence: false },
+      category_scores: { hate: 0.8, 'self-harm': 0.1 },
+    });
+  });
+
+  it('answers errors in OpenAI’s shape', async () => {
+    const user = await signUpUser(app);
+    const gate = await moderationGate(user);
+    const res = await app.request('/v1/moderations', {
+      method: 'POST',
+      headers: { ...user.auth, 'x-gatehouse-gate-id': gate.id },
+      json: { model: 'mock/moderation' },
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as OpenAIError).error).toMatchObject({
+      type: 'invalid_request_error',
+      param: 'input',
+    });
+  });
+});
