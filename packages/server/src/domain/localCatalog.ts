@@ -92,4 +92,83 @@ export const LOCAL_CATALOG: LocalModel[] = [
     inputPerMTok: 0.1,
   },
   { id: 'mock/moderation', name: 'Mock moderation: flags by keyword', taskTypes: ['moderation'] },
+
+  // Speech, transcription and translation (issue 12). OpenAI prices tts-1 and tts-1-hd per
+  // character and the transcription models per minute. gpt-4o-mini-tts is priced by tokens
+  // ($0.60/1M text in, $12/1M audio out): about $0.015 a minute of speech, which OpenAI itself
+  // quotes; at ~1,000 characters a minute that is ~$15 per 1M characters, the approximation used.
+  // Gemini's TTS models are priced by tokens too ($10 / $20 per 1M audio tokens out for flash /
+  // pro, 25 audio tokens a second): speech runs ~12-15 characters a second, so ~2 audio tokens a
+  // character, plus the text in: ~$20 per 1M characters for flash, ~$40 for pro, rounded up.
+  // genai-prices gives whisper-1 and Groq's whisper models per audio hour (kept: $0.006/min,
+  // $0.111/h, $0.04/h); the gpt-4o transcribe models only by token, so per minute here.
+  {
+    id: 'mock/tts',
+    name: 'Mock speech: a WAV of tones, 60 ms per character',
+    taskTypes: ['tts'],
+    unitPrices: { perMCharacters: 15 },
+  },
+  {
+    id: 'mock/stt',
+    name: 'Mock transcription and translation',
+    taskTypes: ['stt', 'audio'],
+    unitPrices: { perMinute: 0.006 },
+  },
+  { id: 'openai/tts-1', name: 'TTS-1', taskTypes: ['tts'], unitPrices: { perMCharacters: 15 } },
+  { id: 'openai/tts-1-hd', name: 'TTS-1 HD', taskTypes: ['tts'], unitPrices: { perMCharacters: 30 } },
+  {
+    id: 'openai/gpt-4o-mini-tts',
+    name: 'GPT-4o mini TTS',
+    taskTypes: ['tts'],
+    unitPrices: { perMCharacters: 15 },
+  },
+  {
+    id: 'gemini/gemini-2.5-flash-preview-tts',
+    name: 'Gemini 2.5 Flash Preview TTS',
+    taskTypes: ['tts'],
+    unitPrices: { perMCharacters: 20 },
+  },
+  {
+    id: 'gemini/gemini-2.5-pro-preview-tts',
+    name: 'Gemini 2.5 Pro Preview TTS',
+    taskTypes: ['tts'],
+    unitPrices: { perMCharacters: 40 },
+  },
+  {
+    id: 'gemini/gemini-2.5-flash-tts',
+    name: 'Gemini 2.5 Flash TTS',
+    taskTypes: ['tts'],
+    unitPrices: { perMCharacters: 20 },
+  },
+  {
+    id: 'gemini/gemini-2.5-pro-tts',
+    name: 'Gemini 2.5 Pro TTS',
+    taskTypes: ['tts'],
+    unitPrices: { perMCharacters: 40 },
+  },
+  { id: 'openai/whisper-1', name: 'Whisper', taskTypes: ['stt', 'audio'], unitPrices: { perMinute: 0.006 } },
+  {
+    id: 'openai/gpt-4o-transcribe',
+    name: 'GPT-4o Transcribe',
+    taskTypes: ['stt'],
+    unitPrices: { perMinute: 0.006 },
+  },
+  {
+    id: 'openai/gpt-4o-mini-transcribe',
+    name: 'GPT-4o mini Transcribe',
+    taskTypes: ['stt'],
+    unitPrices: { perMinute: 0.003 },
+  },
+  {
+    id: 'groq/whisper-large-v3',
+    name: 'Whisper Large v3 (Groq)',
+    taskTypes: ['stt', 'audio'],
+    unitPrices: { perMinute: 0.111 / 60 },
+  },
+  {
+    id: 'groq/whisper-large-v3-turbo',
+    name: 'Whisper Large v3 Turbo (Groq)',
+    taskTypes: ['stt', 'audio'],
+    unitPrices: { perMinute: 0.04 / 60 },
+  },
 ];

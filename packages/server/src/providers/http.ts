@@ -1,5 +1,5 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { Agent, request, errors as undiciErrors } from 'undici';
+import { Agent, type FormData, request, errors as undiciErrors } from 'undici';
 import { ProviderError } from './types.ts';
 import { rememberWireText } from './wireText.ts';
 
@@ -129,14 +129,18 @@ function parseJson(text: string): unknown {
 async function send(url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal) {
   const wire = JSON.stringify(body);
   rememberWireText(body, wire);
+  return sendRaw(url, { 'content-type': 'application/json', ...headers }, wire, signal);
+}
+
+/** Posts a body as it is: JSON text, or a FormData undici writes as multipart with its boundary. */
+async function sendRaw(
+  url: string,
+  headers: Record<string, string>,
+  body: string | FormData,
+  signal: AbortSignal,
+) {
   try {
-    return await request(url, {
-      method: 'POST',
-      dispatcher: agent,
-      headers: { 'content-type': 'application/json', ...headers },
-      body: wire,
-      signal,
-    });
+    return await request(url, { method: 'POST', dispatcher: agent, headers, body, signal });
   } catch (error) {
     throw networkError(error, signal, url);
   }
@@ -170,7 +174,15 @@ export async function postJson(
   isContentPolicy: (body: unknown) => boolean = () => false,
 ): Promise<unknown> {
   const res = await send(url, headers, body, signal);
-  const redact = redactorFor(headers);
+  return jsonAnswer(res, signal, isContentPolicy, redactorFor(headers));
+}
+
+async function jsonAnswer(
+  res: Awaited<ReturnType<typeof request>>,
+  signal: AbortSignal,
+  isContentPolicy: (body: unknown) => boolean,
+  redact: (text: string) => string,
+): Promise<unknown> {
   await failIfNotOk(res, signal, isContentPolicy, redact);
   let text: string;
   try {
@@ -184,6 +196,38 @@ export async function postJson(
   }
   rememberWireText(parsed, text);
   return parsed;
+}
+
+/**
+ * Posts a multipart form (file uploads: transcription) and reads a JSON answer, with postJson's
+ * redaction and error mapping. Undici writes the form's boundary and content type.
+ */
+export async function postMultipart(
+  url: string,
+  headers: Record<string, string>,
+  form: FormData,
+  signal: AbortSignal,
+): Promise<unknown> {
+  const res = await sendRaw(url, headers, form, signal);
+  return jsonAnswer(res, signal, () => false, redactorFor(headers));
+}
+
+/** Posts JSON and reads a binary answer (speech audio): its bytes and content type. */
+export async function postJsonForBytes(
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  signal: AbortSignal,
+): Promise<{ data: Buffer; contentType: string | null }> {
+  const res = await send(url, headers, body, signal);
+  await failIfNotOk(res, signal, () => false, redactorFor(headers));
+  try {
+    const data = Buffer.from(await res.body.arrayBuffer());
+    const type = res.headers['content-type'];
+    return { data, contentType: typeof type === 'string' ? type : null };
+  } catch (error) {
+    throw networkError(error, signal);
+  }
 }
 
 /**

@@ -2,7 +2,8 @@
 import { nativeEmbeddings, openAIEmbeddings } from './embeddings.ts';
 import { nativeModeration, openAIModeration } from './moderation.ts';
 import type { AnyNativeTask, AnyOpenAITask } from './routes.ts';
+import { nativeSpeech, openAISpeech } from './speech.ts';
 
-export const NATIVE_TASKS: AnyNativeTask[] = [nativeEmbeddings, nativeModeration];
+export const NATIVE_TASKS: AnyNativeTask[] = [nativeEmbeddings, nativeModeration, nativeSpeech];
 
-export const OPENAI_TASKS: AnyOpenAITask[] = [openAIEmbeddings, openAIModeration];
+export const OPENAI_TASKS: AnyOpenAITask[] = [openAIEmbeddings, openAIModeration, openAISpeech];

@@ -16,11 +16,15 @@ export type RecordedRequest = {
   headers: http.IncomingHttpHeaders;
   // biome-ignore lint/suspicious/noExplicitAny: request bodies are read by tests as plain JSON
   body: any;
+  /** The body's bytes as they arrived (multipart uploads). */
+  raw: Buffer;
 };
 
 export type Reply =
   | { type: 'json'; status?: number; body: unknown; headers?: Record<string, string>; delayMs?: number }
   | { type: 'text'; status?: number; contentType: string; text: string }
+  /** A binary body (speech audio). */
+  | { type: 'bytes'; status?: number; contentType: string; data: Buffer }
   | {
       type: 'sse';
       /** Raw SSE frames, each ending in its blank line. */
@@ -63,15 +67,16 @@ const UNSCRIPTED: Reply = {
   body: { error: { message: 'emulator: no reply scripted for this request' } },
 };
 
-async function readBody(req: http.IncomingMessage): Promise<unknown> {
+async function readBody(req: http.IncomingMessage): Promise<{ body: unknown; raw: Buffer }> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (!text) return null;
+  const raw = Buffer.concat(chunks);
+  const text = raw.toString('utf8');
+  if (!text) return { body: null, raw };
   try {
-    return JSON.parse(text);
+    return { body: JSON.parse(text), raw };
   } catch {
-    return text;
+    return { body: text, raw };
   }
 }
 
@@ -91,6 +96,13 @@ async function answer(res: http.ServerResponse, reply: Reply): Promise<void> {
     case 'text':
       res.writeHead(reply.status ?? 200, { 'content-type': reply.contentType });
       res.end(reply.text);
+      return;
+    case 'bytes':
+      res.writeHead(reply.status ?? 200, {
+        'content-type': reply.contentType,
+        'content-length': reply.data.length,
+      });
+      res.end(reply.data);
       return;
     case 'truncated': {
       const text = JSON.stringify(reply.body);
@@ -134,7 +146,7 @@ export async function startUpstream(gatekeeper: Gatekeeper = () => null): Promis
       method: req.method ?? 'GET',
       path: req.url ?? '/',
       headers: req.headers,
-      body: await readBody(req),
+      ...(await readBody(req)),
     };
     requests.push(request);
     const rejected = gatekeeper(request);
