@@ -28,7 +28,14 @@ export type Attempt = {
   costUsd?: number;
 };
 
-export type TaskCaller = { userId: string; endpoint: string };
+export type TaskCaller = {
+  userId: string;
+  endpoint: string;
+  /** The client's session, from the x-gatehouse-session-id header (a /v3 body's sessionId otherwise). */
+  sessionKey?: string;
+  /** The step an orchestrated agent gate is asked for, from the x-gatehouse-action header. */
+  action?: string;
+};
 
 /** What every task type's request may carry besides its own fields. */
 export type TaskRequestBase = {
@@ -275,7 +282,7 @@ function logEntryOf<R extends TaskRequestBase, P, A extends TaskAnswerBase>(
     statusCode: fields.statusCode,
     errorCode: fields.error?.code ?? null,
     errorMessage: fields.error?.message ?? null,
-    sessionId: request?.sessionId ?? null,
+    sessionId: t.caller.sessionKey ?? request?.sessionId ?? null,
     attempts: t.attempts as never,
     ignoredOverrides: t.ignoredOverrides,
     spendingWarning: fields.outcome?.spendingCrossed ?? false,

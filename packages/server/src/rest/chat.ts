@@ -6,6 +6,7 @@ import type { ChatOutcome, DataPlane, StreamStart } from '../dataplane/chat.ts';
 import { fromNative, nativeChatSchema } from '../dataplane/request.ts';
 import { DomainError, parseWith, ValidationError } from '../domain/errors.ts';
 import { loadGate } from '../domain/gateCache.ts';
+import { callerOf } from '../http/caller.ts';
 import { clientSignal, errorBody, readJson } from '../http/errors.ts';
 import type { ActorEnv } from '../http/middleware.ts';
 import { outcomeHeaders, streamChat } from '../http/sse.ts';
@@ -37,7 +38,7 @@ export function nativeChatRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: n
       throw new ValidationError([{ path: 'gateId', message: 'is required and must be a gate UUID' }]);
     }
     const gate = await loadGate(c.var.actor.user.id, gateId);
-    const caller = { userId: c.var.actor.user.id, endpoint: '/v3/chat' };
+    const caller = callerOf(c, '/v3/chat');
     const parse = () => fromNative(parseWith(nativeChatSchema, body));
     const wantsStream = (body as { data?: { stream?: unknown } }).data?.stream === true;
     if (!wantsStream) {

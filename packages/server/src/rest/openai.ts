@@ -13,6 +13,7 @@ import { prisma } from '../db/client.ts';
 import { findModel, type ModelNames } from '../domain/catalog.ts';
 import { DomainError, HTTP_STATUS, parseWith, ValidationError } from '../domain/errors.ts';
 import { loadGate } from '../domain/gateCache.ts';
+import { callerOf } from '../http/caller.ts';
 import { CLIENT_GONE_STATUS, clientSignal, isClientGone, readJson } from '../http/errors.ts';
 import type { ActorEnv } from '../http/middleware.ts';
 import { requireActor } from '../http/middleware.ts';
@@ -163,7 +164,7 @@ export function openAIRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: numbe
     const body = await readJson(c, limits.maxBodyBytes);
     const gateId = gateIdOf(c, body);
     const gate = await loadGate(c.var.actor.user.id, gateId);
-    const caller = { userId: c.var.actor.user.id, endpoint: '/v1/chat/completions' };
+    const caller = callerOf(c, '/v1/chat/completions');
     const b = (body ?? {}) as {
       model?: unknown;
       stream?: unknown;

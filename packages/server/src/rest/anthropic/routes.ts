@@ -11,6 +11,7 @@ import { type GateForMerge, mergeRequest } from '../../dataplane/merge.ts';
 import { parseWith } from '../../domain/errors.ts';
 import { loadGate } from '../../domain/gateCache.ts';
 import type { Gate } from '../../generated/prisma/client.ts';
+import { callerOf } from '../../http/caller.ts';
 import { clientSignal, readJson } from '../../http/errors.ts';
 import type { ActorEnv } from '../../http/middleware.ts';
 import { requireActor } from '../../http/middleware.ts';
@@ -45,7 +46,7 @@ export function anthropicRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: nu
     const signal = clientSignal(c);
     const body = await readJson(c, limits.maxBodyBytes);
     const gate = await loadGate(c.var.actor.user.id, gateIdOf(c, body));
-    const caller = { userId: c.var.actor.user.id, endpoint: '/v1/messages' };
+    const caller = callerOf(c, '/v1/messages');
     const b = (body ?? {}) as { model?: unknown; stream?: unknown };
     const betas = betasOf(c.req.header('anthropic-beta'));
     const parse = () =>

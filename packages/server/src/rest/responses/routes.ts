@@ -8,6 +8,7 @@ import { Hono } from 'hono';
 import type { DataPlane } from '../../dataplane/chat.ts';
 import { parseWith } from '../../domain/errors.ts';
 import { loadGate } from '../../domain/gateCache.ts';
+import { callerOf } from '../../http/caller.ts';
 import { clientSignal, readJson } from '../../http/errors.ts';
 import type { ActorEnv } from '../../http/middleware.ts';
 import { requireActor } from '../../http/middleware.ts';
@@ -27,7 +28,7 @@ export function responsesRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: nu
     const signal = clientSignal(c);
     const body = await readJson(c, limits.maxBodyBytes);
     const gate = await loadGate(c.var.actor.user.id, gateIdOf(c, body));
-    const caller = { userId: c.var.actor.user.id, endpoint: '/v1/responses' };
+    const caller = callerOf(c, '/v1/responses');
     const b = (body ?? {}) as { model?: unknown; stream?: unknown };
     // The response repeats what the request asked for, once the data plane has read it.
     let echo: Echo = {};

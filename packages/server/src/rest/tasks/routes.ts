@@ -11,6 +11,7 @@ import type { DataPlane } from '../../dataplane/chat.ts';
 import type { TaskAnswerBase, TaskKind, TaskOutcome, TaskRequestBase } from '../../dataplane/pipeline.ts';
 import { ValidationError } from '../../domain/errors.ts';
 import { loadGate } from '../../domain/gateCache.ts';
+import { callerOf } from '../../http/caller.ts';
 import { clientSignal, readJson } from '../../http/errors.ts';
 import type { ActorEnv } from '../../http/middleware.ts';
 import { requireActor } from '../../http/middleware.ts';
@@ -71,7 +72,7 @@ export function nativeTaskRoutes(
       const signal = clientSignal(c);
       const body = await (task.read ?? readJsonBody)(c, limits.maxBodyBytes);
       const gate = await loadGate(c.var.actor.user.id, nativeGateId(body));
-      const caller = { userId: c.var.actor.user.id, endpoint: `/v3/${task.path}` };
+      const caller = callerOf(c, `/v3/${task.path}`);
       const outcome = await dataPlane.run(task.kind, caller, gate, () => task.parse(body), { signal });
       return c.json(
         {
@@ -104,7 +105,7 @@ export function openAITaskRoutes(
       const signal = clientSignal(c);
       const body = await (task.read ?? readJsonBody)(c, limits.maxBodyBytes);
       const gate = await loadGate(c.var.actor.user.id, gateIdOf(c, body));
-      const caller = { userId: c.var.actor.user.id, endpoint: `/v1/${task.path}` };
+      const caller = callerOf(c, `/v1/${task.path}`);
       const modelIsGate = (body as { model?: unknown } | null)?.model === gate.id;
       const outcome = await dataPlane.run(task.kind, caller, gate, () => task.parse(body, modelIsGate), {
         signal,

@@ -1,0 +1,20 @@
+/** Who a data-plane request is for, and the agent headers it carries, as the pipeline reads them. */
+import type { Context } from 'hono';
+import type { TaskCaller } from '../dataplane/pipeline.ts';
+import type { ActorEnv } from './middleware.ts';
+
+/** Names the client's session on every route (a /v3 body may say `sessionId` instead). */
+export const SESSION_HEADER = 'x-gatehouse-session-id';
+/** Names the step of an orchestrated agent gate: the role of the sub-gate that answers. */
+export const ACTION_HEADER = 'x-gatehouse-action';
+
+export function callerOf(c: Context<ActorEnv>, endpoint: string): TaskCaller {
+  const sessionKey = c.req.header(SESSION_HEADER);
+  const action = c.req.header(ACTION_HEADER);
+  return {
+    userId: c.var.actor.user.id,
+    endpoint,
+    ...(sessionKey !== undefined && { sessionKey }),
+    ...(action !== undefined && { action }),
+  };
+}
