@@ -93,6 +93,15 @@ export const LOCAL_CATALOG: LocalModel[] = [
   },
   { id: 'mock/moderation', name: 'Mock moderation: flags by keyword', taskTypes: ['moderation'] },
 
+  // OCR. genai-prices prices Mistral's OCR models per thousand pages (mistral-ocr-latest $1);
+  // the mock reads at $0.001 a page.
+  {
+    id: 'mock/ocr',
+    name: 'Mock OCR: pages derived from the input',
+    taskTypes: ['ocr'],
+    unitPrices: { perPage: 0.001 },
+  },
+
   // Speech, transcription and translation (issue 12). OpenAI prices tts-1 and tts-1-hd per
   // character and the transcription models per minute. gpt-4o-mini-tts is priced by tokens
   // ($0.60/1M text in, $12/1M audio out): about $0.015 a minute of speech, which OpenAI itself
