@@ -6,7 +6,8 @@
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { speechKind } from '../src/dataplane/tasks/speech.ts';
-import { wavInfo } from '../src/domain/audioFile.ts';
+import { transcriptionKind } from '../src/dataplane/tasks/transcription.ts';
+import { wavFile, wavInfo } from '../src/domain/audioFile.ts';
 import { findModel } from '../src/domain/catalog.ts';
 import { useTestApp } from './support/app.ts';
 import { attemptsOf, logEntriesOf, logEntryOf, type NativeError, readGate } from './support/chat.ts';
@@ -247,5 +248,281 @@ describe('POST /v1/audio/speech (OpenAI-compatible)', () => {
       type: 'invalid_request_error',
       param: 'voice',
     });
+  });
+});
+
+type TranscriptAnswer = {
+  id: string;
+  model: string;
+  text: string;
+  segments?: { id: number; start: number; end: number; text: string }[];
+  language?: string;
+  duration: number | null;
+  costUsd: number;
+};
+
+/** A WAV of `seconds` of silence, 16 kHz mono. */
+const silence = (seconds: number) => wavFile(Buffer.alloc(Math.round(seconds * 16_000) * 2), 16_000);
+
+const sttGate = (user: TestUser, overrides: Record<string, unknown> = {}) =>
+  createGate(app, user, { taskType: 'stt', model: 'mock/stt', ...overrides });
+
+function multipart(fields: Record<string, string>, file?: { data: Buffer; name: string; type: string }) {
+  const form = new FormData();
+  if (file) form.append('file', new Blob([new Uint8Array(file.data)], { type: file.type }), file.name);
+  for (const [k, v] of Object.entries(fields)) form.append(k, v);
+  return form;
+}
+
+/** The named parts of a multipart body the upstream received. */
+async function partsOf(raw: Buffer, contentType: string) {
+  const form = await new Response(new Uint8Array(raw), {
+    headers: { 'content-type': contentType },
+  }).formData();
+  return form;
+}
+
+describe('POST /v3/stt and /v3/audio on the mock', () => {
+  it('transcribes base64 JSON and multipart alike, priced per minute of the file, and logs it', async () => {
+    const user = await signUpUser(app);
+    const gate = await sttGate(user);
+    const wav = silence(3);
+    const res = await post(user, '/v3/stt', gate.id, { audio: wav.toString('base64'), language: 'fr' });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const answer = (await res.json()) as TranscriptAnswer;
+    expect(answer).toMatchObject({
+      model: 'mock/stt',
+      text: 'Mock transcript of 3 seconds of audio.',
+      language: 'fr',
+      duration: 3,
+    });
+    expect(answer.segments).toEqual([{ id: 0, start: 0, end: 3, text: answer.text }]);
+    expect(answer.costUsd).toBeCloseTo((3 / 60) * 0.006, 12);
+    const entry = await logEntryOf(app, answer.id);
+    expect(entry).toMatchObject({ endpoint: '/v3/stt', success: true });
+    expect(Number(entry.costUsd)).toBeCloseTo(answer.costUsd, 10);
+    expect(JSON.stringify(entry.providerRequest)).not.toContain(wav.toString('base64').slice(0, 60));
+
+    const form = multipart(
+      { gateId: gate.id, responseFormat: 'srt' },
+      { data: wav, name: 'a.wav', type: 'audio/wav' },
+    );
+    const viaForm = await app.request('/v3/stt', { method: 'POST', headers: user.auth, body: form });
+    expect(viaForm.status, await viaForm.clone().text()).toBe(200);
+    const formAnswer = (await viaForm.json()) as TranscriptAnswer & { srt: string };
+    expect(formAnswer.text).toBe('Mock transcript of 3 seconds of audio.');
+    expect(formAnswer.srt).toBe(`1\n00:00:00,000 --> 00:00:03,000\n${formAnswer.text}\n\n`);
+  });
+
+  it('translates on an audio gate; a transcribe-only model cannot serve one', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, { taskType: 'audio', model: 'mock/stt' });
+    const res = await post(user, '/v3/audio', gate.id, { audio: silence(1.5).toString('base64') });
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(((await res.json()) as TranscriptAnswer).text).toBe(
+      'Mock English translation of 1.5 seconds of audio.',
+    );
+    expect(findModel('openai/gpt-4o-transcribe')?.taskTypes).toEqual(['stt']);
+    expect(findModel('openai/whisper-1')?.taskTypes).toEqual(['stt', 'audio']);
+  });
+
+  it('falls back from a failing model to the next (directives ride in the prompt)', async () => {
+    const user = await signUpUser(app);
+    const gate = await sttGate(user, { routingStrategy: 'fallback', fallbackModels: ['whisper-1'] });
+    upstream.reply({ type: 'json', body: { text: 'hello', language: 'english', duration: 1 } });
+    const res = await post(user, '/v3/stt', gate.id, {
+      audio: silence(1).toString('base64'),
+      prompt: '[mock:fail=503@mock/stt]',
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const answer = (await res.json()) as TranscriptAnswer;
+    expect(answer.model).toBe('openai/whisper-1');
+    const entry = await logEntryOf(app, answer.id);
+    expect(attemptsOf(entry).map((a) => [a.model, a.ok, a.status])).toEqual([
+      ['mock/stt', false, 503],
+      ['openai/whisper-1', true, 200],
+    ]);
+  });
+
+  it('holds a block limit under 50 concurrent requests: no overshoot, one log entry each', async () => {
+    const user = await signUpUser(app);
+    const audio = silence(2).toString('base64');
+    const N = 7;
+    const worst = transcriptionKind.worstCase(['mock/stt'], {
+      audio: Buffer.alloc(0),
+      mimeType: 'audio/wav',
+      filename: 'a.wav',
+      seconds: 2,
+      secondsExact: true,
+      translate: false,
+    });
+    expect(worst).toBeCloseTo((2 / 60) * 0.006, 14);
+    const limit = Number((N * worst).toFixed(10));
+    const gate = await sttGate(user, { spendingLimit: limit, spendingEnforcement: 'block' });
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, () => post(user, '/v3/stt', gate.id, { audio })),
+    );
+    const statuses = responses.map((r) => r.status);
+    const passed = statuses.filter((s) => s === 200).length;
+    expect(passed).toBeGreaterThan(0);
+    expect(passed).toBeLessThanOrEqual(N);
+    expect(statuses.filter((s) => s === 402)).toHaveLength(50 - passed);
+    const after = await readGate(app, user, gate.id);
+    expect(after.spendingCurrent).toBeLessThanOrEqual(limit);
+    expect(await logEntriesOf(app, gate.id)).toHaveLength(50);
+  });
+
+  it('refuses a file that is not audio naming the field, and a gate of another type', async () => {
+    const user = await signUpUser(app);
+    const gate = await sttGate(user);
+    const notAudio = Buffer.from('this is plainly a text file, not audio at all');
+    for (const [data, path] of [
+      [{}, 'data.audio'],
+      [{ audio: notAudio.toString('base64') }, 'data.audio'],
+      [{ audio: 'not base64!!' }, 'data.audio'],
+      [{ audio: silence(1).toString('base64'), temperature: 3 }, 'data.temperature'],
+    ] as const) {
+      const res = await post(user, '/v3/stt', gate.id, data);
+      expect(res.status, JSON.stringify(data)).toBe(400);
+      const body = (await res.json()) as NativeError;
+      expect(body.error.details?.issues?.[0]?.path, JSON.stringify(data)).toBe(path);
+    }
+    const form = multipart({ gateId: gate.id }, { data: notAudio, name: 'a.wav', type: 'audio/wav' });
+    const res = await app.request('/v3/stt', { method: 'POST', headers: user.auth, body: form });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as NativeError).error.details?.issues?.[0]?.path).toBe('file');
+
+    const ttsOnly = await ttsGate(user);
+    const wrong = await post(user, '/v3/stt', ttsOnly.id, { audio: silence(1).toString('base64') });
+    expect(wrong.status).toBe(400);
+    expect(((await wrong.json()) as NativeError).error.message).toContain(
+      'transcription requests need a stt gate',
+    );
+    const sttOnly = await post(user, '/v3/audio', gate.id, { audio: silence(1).toString('base64') });
+    expect(sttOnly.status).toBe(400);
+  });
+});
+
+describe('transcription providers and OpenAI’s /v1/audio routes', () => {
+  it('sends OpenAI a multipart transcription and answers verbose_json, srt and text in OpenAI’s shapes', async () => {
+    const user = await signUpUser(app);
+    const gate = await sttGate(user, { model: 'whisper-1' });
+    const wav = silence(2);
+    const verbose = {
+      task: 'transcribe',
+      language: 'english',
+      duration: 2,
+      text: 'Hello world.',
+      segments: [{ id: 0, seek: 0, start: 0, end: 1.5, text: ' Hello world.' }],
+    };
+    upstream.reply(
+      { type: 'json', body: verbose },
+      { type: 'json', body: verbose },
+      { type: 'json', body: verbose },
+    );
+    const send = (fields: Record<string, string>) =>
+      app.request('/v1/audio/transcriptions', {
+        method: 'POST',
+        headers: { ...user.auth, 'x-gatehouse-gate-id': gate.id },
+        body: multipart(
+          { model: 'whisper-1', ...fields },
+          { data: wav, name: 'clip.wav', type: 'audio/wav' },
+        ),
+      });
+    const res = await send({
+      response_format: 'verbose_json',
+      language: 'en',
+      prompt: 'greeting',
+      temperature: '0.2',
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const body = (await res.json()) as { task: string; duration: number; text: string; segments: unknown[] };
+    expect(body).toMatchObject({
+      task: 'transcribe',
+      language: 'english',
+      duration: 2,
+      text: 'Hello world.',
+    });
+    expect(body.segments[0]).toMatchObject({ id: 0, start: 0, end: 1.5, text: ' Hello world.' });
+    const request = upstream.last();
+    expect(request.path).toBe('/v1/audio/transcriptions');
+    expect(request.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
+    const parts = await partsOf(request.raw, String(request.headers['content-type']));
+    expect(parts.get('model')).toBe('whisper-1');
+    expect(parts.get('response_format')).toBe('verbose_json');
+    expect(parts.get('language')).toBe('en');
+    expect(parts.get('prompt')).toBe('greeting');
+    expect(parts.get('temperature')).toBe('0.2');
+    const file = parts.get('file') as File;
+    expect(file.name).toBe('clip.wav');
+    expect(file.type).toBe('audio/wav');
+    expect(Buffer.from(await file.arrayBuffer())).toEqual(wav);
+
+    const srt = await send({ response_format: 'srt' });
+    expect(srt.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(await srt.text()).toBe('1\n00:00:00,000 --> 00:00:01,500\nHello world.\n\n');
+    const text = await send({ response_format: 'text' });
+    expect(await text.text()).toBe('Hello world.\n');
+  });
+
+  it('sends gpt-4o-transcribe plain json and answers OpenAI’s {text, usage}', async () => {
+    const user = await signUpUser(app);
+    const gate = await sttGate(user, { model: 'gpt-4o-mini-transcribe' });
+    upstream.reply({ type: 'json', body: { text: 'Bonjour.', usage: { type: 'duration', seconds: 1 } } });
+    const res = await app.request('/v1/audio/transcriptions', {
+      method: 'POST',
+      headers: { ...user.auth, 'x-gatehouse-gate-id': gate.id },
+      body: multipart({ model: gate.id }, { data: silence(1), name: 'b.wav', type: 'audio/wav' }),
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(await res.json()).toEqual({ text: 'Bonjour.', usage: { type: 'duration', seconds: 1 } });
+    const parts = await partsOf(upstream.last().raw, String(upstream.last().headers['content-type']));
+    expect(parts.get('response_format')).toBe('json');
+    expect(parts.get('model')).toBe('gpt-4o-mini-transcribe');
+    const cost = Number(res.headers.get('x-gatehouse-cost-usd'));
+    expect(cost).toBeCloseTo((1 / 60) * 0.003, 12);
+  });
+
+  it('translates through Groq’s /audio/translations, with no language sent', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, { taskType: 'audio', model: 'groq/whisper-large-v3' });
+    upstream.reply({
+      type: 'json',
+      body: { task: 'translate', language: 'english', duration: 4, text: 'Good morning.', segments: [] },
+    });
+    const res = await app.request('/v1/audio/translations', {
+      method: 'POST',
+      headers: { ...user.auth, 'x-gatehouse-gate-id': gate.id },
+      body: multipart({ model: gate.id }, { data: silence(4), name: 'c.wav', type: 'audio/wav' }),
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(await res.json()).toEqual({ text: 'Good morning.' });
+    expect(upstream.last().path).toBe('/groq/openai/v1/audio/translations');
+    const parts = await partsOf(upstream.last().raw, String(upstream.last().headers['content-type']));
+    expect(parts.get('language')).toBeNull();
+    expect(Number(res.headers.get('x-gatehouse-cost-usd'))).toBeCloseTo((4 / 60) * (0.111 / 60), 12);
+  });
+
+  it('refuses in OpenAI’s shape: a file that is not audio, and no file', async () => {
+    const user = await signUpUser(app);
+    const gate = await sttGate(user);
+    const headers = { ...user.auth, 'x-gatehouse-gate-id': gate.id };
+    const notAudio = await app.request('/v1/audio/transcriptions', {
+      method: 'POST',
+      headers,
+      body: multipart(
+        { model: 'mock/stt' },
+        { data: Buffer.from('{"not":"audio"}'), name: 'x.mp3', type: 'audio/mpeg' },
+      ),
+    });
+    expect(notAudio.status).toBe(400);
+    expect(((await notAudio.json()) as { error: { param: string } }).error.param).toBe('file');
+    const none = await app.request('/v1/audio/transcriptions', {
+      method: 'POST',
+      headers,
+      body: multipart({ model: 'mock/stt' }),
+    });
+    expect(none.status).toBe(400);
+    expect(((await none.json()) as { error: { param: string } }).error.param).toBe('file');
   });
 });

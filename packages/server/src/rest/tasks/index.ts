@@ -4,7 +4,26 @@ import { nativeModeration, openAIModeration } from './moderation.ts';
 import { nativeOcr } from './ocr.ts';
 import type { AnyNativeTask, AnyOpenAITask } from './routes.ts';
 import { nativeSpeech, openAISpeech } from './speech.ts';
+import {
+  nativeTranscription,
+  nativeTranslation,
+  openAITranscription,
+  openAITranslation,
+} from './transcription.ts';
 
-export const NATIVE_TASKS: AnyNativeTask[] = [nativeEmbeddings, nativeModeration, nativeSpeech, nativeOcr];
+export const NATIVE_TASKS: AnyNativeTask[] = [
+  nativeEmbeddings,
+  nativeModeration,
+  nativeSpeech,
+  nativeTranscription,
+  nativeTranslation,
+  nativeOcr,
+];
 
-export const OPENAI_TASKS: AnyOpenAITask[] = [openAIEmbeddings, openAIModeration, openAISpeech];
+export const OPENAI_TASKS: AnyOpenAITask[] = [
+  openAIEmbeddings,
+  openAIModeration,
+  openAISpeech,
+  openAITranscription,
+  openAITranslation,
+];
