@@ -2,12 +2,19 @@
  * Writes log entries off the request path: queued, then inserted in batches. The queue is
  * bounded; when it is full the request that adds an entry waits for room (back-pressure) rather
  * than an entry being dropped. close() drains it, so a SIGTERM or SIGINT loses nothing.
+ *
+ * The files an answer carried (images, speech) go to log_media in the transaction that inserts
+ * their entry, after it: the foreign key to the entry holds, and deleting the entry (retention,
+ * the user's deletion) deletes them. An entry without media costs nothing more.
  */
 import { sql } from '../db/client.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { jsonText } from '../providers/wireText.ts';
 
 export type LogEntryData = Prisma.LogEntryCreateManyInput;
+
+/** A file stored beside its entry (the pipeline's MediaItem). */
+export type StoredMedia = { mimeType: string; data: Uint8Array };
 
 // Column, SQL type, and the LogEntryData field it comes from.
 const COLUMNS: [string, string, keyof LogEntryData][] = [
@@ -78,6 +85,12 @@ const ADD_ROLLUPS = `INSERT INTO log_rollups AS r (user_id, gate_id, hour, reque
     cost_usd = r.cost_usd + excluded.cost_usd, latency_ms_sum = r.latency_ms_sum + excluded.latency_ms_sum,
     prompt_tokens = r.prompt_tokens + excluded.prompt_tokens,
     completion_tokens = r.completion_tokens + excluded.completion_tokens`;
+
+// The batch's media travel as one JSON parameter too, their bytes in base64.
+const INSERT_MEDIA = `INSERT INTO log_media (log_entry_id, "index", user_id, mime_type, data, created_at)
+  SELECT x.log_entry_id, x.i, x.user_id, x.mime_type, decode(x.data, 'base64'), x.created_at
+  FROM jsonb_to_recordset($1::jsonb) AS x(log_entry_id uuid, i integer, user_id uuid, mime_type text,
+    data text, created_at timestamptz)`;
 
 const HOUR_MS = 3_600_000;
 
@@ -163,13 +176,15 @@ type Queued = {
   latency_ms: unknown;
   prompt_tokens: unknown;
   completion_tokens: unknown;
+  /** The answer's files, written after the entry; absent when it carried none. */
+  media?: StoredMedia[];
 };
 
 /**
  * The entry as the row's JSON, written member by member: the provider's request and response go
  * in as the text that crossed the wire (wireText.ts) rather than being serialised again.
  */
-function queued(entry: LogEntryData): Queued {
+function queued(entry: LogEntryData, media?: StoredMedia[]): Queued {
   const id = entry.id ?? crypto.randomUUID();
   const createdAt = new Date((entry.createdAt as Date | string | undefined) ?? Date.now()).toISOString();
   let json = '';
@@ -196,7 +211,29 @@ function queued(entry: LogEntryData): Queued {
     latency_ms: entry.latencyMs ?? DEFAULTS.latencyMs,
     prompt_tokens: entry.promptTokens ?? DEFAULTS.promptTokens,
     completion_tokens: entry.completionTokens ?? DEFAULTS.completionTokens,
+    ...(media && media.length > 0 && { media }),
   };
+}
+
+const mediaBytesOf = (row: Queued) => row.media?.reduce((n, m) => n + m.data.byteLength, 0) ?? 0;
+
+function mediaRowsOf(entries: Queued[]): string | null {
+  const rows: string[] = [];
+  for (const e of entries) {
+    for (const [i, m] of (e.media ?? []).entries()) {
+      rows.push(
+        JSON.stringify({
+          log_entry_id: e.id,
+          i,
+          user_id: e.user_id,
+          mime_type: m.mimeType,
+          data: Buffer.from(m.data.buffer, m.data.byteOffset, m.data.byteLength).toString('base64'),
+          created_at: e.created_at,
+        }),
+      );
+    }
+  }
+  return rows.length > 0 ? `[${rows.join(',')}]` : null;
 }
 
 /**
@@ -220,9 +257,12 @@ function withoutPayload(entry: LogEntryData, error: unknown): LogEntryData {
  * The entry queued as it is, or without its payload when a value in it cannot be written out as
  * JSON (a cycle, a BigInt); null when even that fails.
  */
-function encoded(entry: LogEntryData): { row: Queued; payloadDropped: boolean } | null {
+function encoded(
+  entry: LogEntryData,
+  media: StoredMedia[] | undefined,
+): { row: Queued; payloadDropped: boolean } | null {
   try {
-    return { row: queued(entry), payloadDropped: false };
+    return { row: queued(entry, media), payloadDropped: false };
   } catch (error) {
     console.error(
       'log writer: payload could not be encoded, the entry is stored without it',
@@ -230,7 +270,7 @@ function encoded(entry: LogEntryData): { row: Queued; payloadDropped: boolean } 
       error,
     );
     try {
-      return { row: queued(withoutPayload(entry, error)), payloadDropped: true };
+      return { row: queued(withoutPayload(entry, error), media), payloadDropped: true };
     } catch (again) {
       console.error('log writer: entry could not be encoded', entry.id, again);
       return null;
@@ -239,8 +279,10 @@ function encoded(entry: LogEntryData): { row: Queued; payloadDropped: boolean } 
 }
 
 async function insert(entries: Queued[]): Promise<void> {
+  const media = mediaRowsOf(entries);
   await sql().transaction([
     { sql: INSERT_ENTRIES, params: [`[${entries.map((e) => e.json).join(',')}]`] },
+    ...(media ? [{ sql: INSERT_MEDIA, params: [media] }] : []),
     { sql: ADD_ROLLUPS, params: [JSON.stringify(rollupsOf(entries))] },
   ]);
 }
@@ -251,13 +293,21 @@ function isDataError(error: unknown): boolean {
   return typeof code === 'string' && /^2[23]/.test(code);
 }
 
-export type LogWriterOptions = { batchSize?: number; intervalMs?: number; maxQueue?: number };
+export type LogWriterOptions = {
+  batchSize?: number;
+  intervalMs?: number;
+  maxQueue?: number;
+  /** The media bytes the queue may hold before adding waits for room, like maxQueue. */
+  maxQueuedMediaBytes?: number;
+};
 
 export function createLogWriter(opts: LogWriterOptions = {}) {
   const batchSize = opts.batchSize ?? 500;
   const intervalMs = opts.intervalMs ?? 100;
   const maxQueue = opts.maxQueue ?? 20_000;
+  const maxMediaBytes = opts.maxQueuedMediaBytes ?? 64 * 1024 * 1024;
   let queue: Queued[] = [];
+  let mediaBytes = 0;
   let writing: Promise<void> | null = null;
   let closed = false;
   let written = 0;
@@ -284,6 +334,7 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
       try {
         await insert(batch);
         queue = queue.slice(batch.length);
+        mediaBytes -= batch.reduce((n, e) => n + mediaBytesOf(e), 0);
         written += batch.length;
         failures = 0;
       } catch (error) {
@@ -300,6 +351,7 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
         // A bad entry must not block the rest: write one by one and report the ones refused.
         console.error('log writer: batch insert failed, retrying entries one by one', error);
         queue = queue.slice(batch.length);
+        mediaBytes -= batch.reduce((n, e) => n + mediaBytesOf(e), 0);
         for (const entry of batch) {
           await insert([entry]).then(
             () => {
@@ -334,11 +386,12 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
   timer.unref();
 
   return {
-    async add(entry: LogEntryData): Promise<void> {
+    /** Queues an entry, and the files its answer carried (stored in log_media, with it). */
+    async add(entry: LogEntryData, media?: StoredMedia[]): Promise<void> {
       if (closed) throw new Error('log writer is closed');
-      while (queue.length >= maxQueue) await flush();
+      while (queue.length >= maxQueue || (mediaBytes > maxMediaBytes && queue.length > 0)) await flush();
       // The answer stands whatever happens here: the entry is stored or counted, never an error.
-      const found = encoded(entry);
+      const found = encoded(entry, media);
       if (!found) {
         refused += 1;
         return;
@@ -347,6 +400,11 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
       if (found.payloadDropped) payloadDropped += 1;
       if (row.sanitized) sanitized += 1;
       queue.push(row);
+      if (row.media) {
+        mediaBytes += mediaBytesOf(row);
+        // Files are large: they go out at once rather than waiting for the timer.
+        if (mediaBytes > maxMediaBytes / 4) void flush();
+      }
       if (queue.length >= batchSize) void flush();
     },
     /** Writes everything queued; resolves when the queue is empty (or the database stays away). */

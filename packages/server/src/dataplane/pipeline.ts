@@ -515,6 +515,7 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
         modelUsed,
         outcome: { ...outcome, spendingCrossed },
       }),
+      answer.media,
     );
     return outcome;
   } catch (error) {

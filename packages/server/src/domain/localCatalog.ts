@@ -180,4 +180,87 @@ export const LOCAL_CATALOG: LocalModel[] = [
     taskTypes: ['stt', 'audio'],
     unitPrices: { perMinute: 0.04 / 60 },
   },
+
+  // Image generation, priced per image by `${size}/${quality}` (see UnitPrices.perImage).
+  {
+    id: 'openai/dall-e-2',
+    name: 'DALL·E 2',
+    taskTypes: ['image'],
+    unitPrices: { perImage: { '256x256': 0.016, '512x512': 0.018, '1024x1024': 0.02 } },
+  },
+  {
+    id: 'openai/dall-e-3',
+    name: 'DALL·E 3',
+    taskTypes: ['image'],
+    unitPrices: {
+      perImage: {
+        '1024x1024/standard': 0.04,
+        '1024x1792/standard': 0.08,
+        '1792x1024/standard': 0.08,
+        '1024x1024/hd': 0.08,
+        '1024x1792/hd': 0.12,
+        '1792x1024/hd': 0.12,
+      },
+    },
+  },
+  {
+    id: 'openai/gpt-image-1',
+    name: 'GPT Image 1',
+    taskTypes: ['image'],
+    unitPrices: {
+      perImage: {
+        '1024x1024/low': 0.011,
+        '1024x1024/medium': 0.042,
+        '1024x1024/high': 0.167,
+        '1024x1536/low': 0.016,
+        '1024x1536/medium': 0.063,
+        '1024x1536/high': 0.25,
+        '1536x1024/low': 0.016,
+        '1536x1024/medium': 0.063,
+        '1536x1024/high': 0.25,
+      },
+    },
+  },
+  {
+    id: 'openai/gpt-image-1-mini',
+    name: 'GPT Image 1 Mini',
+    taskTypes: ['image'],
+    unitPrices: {
+      perImage: {
+        '1024x1024/low': 0.005,
+        '1024x1024/medium': 0.011,
+        '1024x1024/high': 0.036,
+        '1024x1536/low': 0.006,
+        '1024x1536/medium': 0.015,
+        '1024x1536/high': 0.052,
+        '1536x1024/low': 0.006,
+        '1536x1024/medium': 0.015,
+        '1536x1024/high': 0.052,
+      },
+    },
+  },
+  {
+    id: 'gemini/imagen-3.0-generate-002',
+    name: 'Imagen 3',
+    taskTypes: ['image'],
+    unitPrices: { perImage: { default: 0.03 } },
+  },
+  {
+    id: 'gemini/imagen-4.0-generate-001',
+    name: 'Imagen 4',
+    taskTypes: ['image'],
+    unitPrices: { perImage: { default: 0.04 } },
+  },
+  {
+    id: 'gemini/imagen-4.0-fast-generate-001',
+    name: 'Imagen 4 Fast',
+    taskTypes: ['image'],
+    unitPrices: { perImage: { default: 0.02 } },
+  },
+  {
+    id: 'gemini/imagen-4.0-ultra-generate-001',
+    name: 'Imagen 4 Ultra',
+    taskTypes: ['image'],
+    unitPrices: { perImage: { default: 0.06 } },
+  },
 ];

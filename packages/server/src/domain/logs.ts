@@ -117,7 +117,13 @@ type DetailRow = SummaryRow & {
   metadata: unknown;
   provider_request: unknown;
   provider_response: unknown;
+  media: { index: number; mimeType: string; bytes: number }[] | null;
 };
+
+/** A file an entry's answer carried, stored in log_media: what it is, and where to fetch it. */
+export type LogMediaInfo = { index: number; mimeType: string; bytes: number; url: string };
+
+export const mediaUrl = (entryId: string, index: number) => `/v1/logs/${entryId}/media/${index}`;
 
 /** An entry with its attempts and the provider payloads, which only a single read gives. */
 export type LogEntryDetail = LogEntrySummary & {
@@ -125,6 +131,7 @@ export type LogEntryDetail = LogEntrySummary & {
   metadata: unknown;
   providerRequest: unknown;
   providerResponse: unknown;
+  media: LogMediaInfo[];
 };
 
 const parseQuery = (raw: unknown) => parseWith(logQuerySchema, raw);
@@ -168,7 +175,10 @@ export async function listLogs(userId: string, raw: unknown) {
 export async function getLog(userId: string, id: string): Promise<LogEntryDetail> {
   const [row] = isUuid(id)
     ? await sql().query<DetailRow>(
-        `SELECT ${SUMMARY_COLUMNS}, attempts, metadata, provider_request, provider_response
+        `SELECT ${SUMMARY_COLUMNS}, attempts, metadata, provider_request, provider_response,
+           (SELECT jsonb_agg(jsonb_build_object('index', m."index", 'mimeType', m.mime_type,
+                     'bytes', octet_length(m.data)) ORDER BY m."index")
+            FROM log_media m WHERE m.log_entry_id = log_entries.id) AS media
          FROM log_entries WHERE id = $1::uuid AND user_id = $2::uuid`,
         [id, userId],
       )
@@ -180,7 +190,27 @@ export async function getLog(userId: string, id: string): Promise<LogEntryDetail
     metadata: row.metadata,
     providerRequest: row.provider_request,
     providerResponse: row.provider_response,
+    media: (row.media ?? []).map((m) => ({ ...m, url: mediaUrl(row.id, m.index) })),
   };
+}
+
+/** One stored file of the caller's entry, or a 404 for anyone else's or none. */
+export async function getLogMedia(
+  userId: string,
+  id: string,
+  index: string,
+): Promise<{ mimeType: string; data: Uint8Array }> {
+  const i = /^\d{1,4}$/.test(index) ? Number(index) : -1;
+  const [row] =
+    isUuid(id) && i >= 0
+      ? await sql().query<{ mime_type: string; data: Uint8Array }>(
+          `SELECT mime_type, data FROM log_media
+           WHERE log_entry_id = $1::uuid AND "index" = $2 AND user_id = $3::uuid`,
+          [id, i, userId],
+        )
+      : [];
+  if (!row) throw new NotFoundError('Media');
+  return { mimeType: row.mime_type, data: row.data };
 }
 
 const windowFields = {

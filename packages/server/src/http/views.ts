@@ -81,6 +81,7 @@ export function logDetailView(e: LogEntryDetail) {
     metadata: e.metadata,
     provider_request: e.providerRequest,
     provider_response: e.providerResponse,
+    media: e.media,
   };
 }
 

@@ -5,6 +5,7 @@ import {
   getLog,
   type LogEntryDetail,
   type LogEntrySummary,
+  type LogMediaInfo,
   listLogs,
   logOverview,
   logQuerySchema,
@@ -29,6 +30,16 @@ function detailOf(entry: LogEntrySummary, field: string): LogEntryDetail {
     },
   );
 }
+
+const LogMediaRef = builder.objectRef<LogMediaInfo>('LogMedia').implement({
+  description: 'A file a logged answer carried, stored beside its entry and deleted with it',
+  fields: (t) => ({
+    index: t.exposeInt('index', { description: 'Its place among the answer’s files, from 0' }),
+    mimeType: t.exposeString('mimeType'),
+    bytes: t.exposeInt('bytes'),
+    url: t.exposeString('url', { description: 'GET it (with your credentials) for its bytes' }),
+  }),
+});
 
 export const LogEntryRef = builder.objectRef<LogEntrySummary>('LogEntry').implement({
   description: 'One request through a gate, as logged',
@@ -79,6 +90,12 @@ export const LogEntryRef = builder.objectRef<LogEntrySummary>('LogEntry').implem
       nullable: true,
       description: 'The provider’s JSON answer; a stream is stored assembled; on log(id) only',
       resolve: (e) => detailOf(e, 'providerResponse').providerResponse,
+    }),
+    media: t.field({
+      type: [LogMediaRef],
+      description:
+        'The files the answer carried (images, speech), stored apart from the entry; on log(id) only',
+      resolve: (e) => detailOf(e, 'media').media,
     }),
   }),
 });

@@ -1,5 +1,6 @@
 /** Every task type's routes, native and OpenAI-compatible: a new type adds its two here. */
 import { nativeEmbeddings, openAIEmbeddings } from './embeddings.ts';
+import { nativeImage, openAIImage } from './image.ts';
 import { nativeModeration, openAIModeration } from './moderation.ts';
 import { nativeOcr } from './ocr.ts';
 import type { AnyNativeTask, AnyOpenAITask } from './routes.ts';
@@ -17,6 +18,7 @@ export const NATIVE_TASKS: AnyNativeTask[] = [
   nativeSpeech,
   nativeTranscription,
   nativeTranslation,
+  nativeImage,
   nativeOcr,
 ];
 
@@ -26,4 +28,5 @@ export const OPENAI_TASKS: AnyOpenAITask[] = [
   openAISpeech,
   openAITranscription,
   openAITranslation,
+  openAIImage,
 ];
