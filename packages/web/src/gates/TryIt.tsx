@@ -25,7 +25,8 @@ async function dataFor(
     let binary = '';
     for (let i = 0; i < bytes.length; i += 0x8000)
       binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-    return { base64: btoa(binary), mimeType: file.type || 'application/octet-stream', name: file.name };
+    // A type the browser cannot tell is left out: the gateway reads the file's own bytes.
+    return { base64: btoa(binary), ...(file.type && { mimeType: file.type }), name: file.name };
   };
   switch (taskType) {
     case 'chat':
@@ -40,11 +41,11 @@ async function dataFor(
     case 'stt':
     case 'audio': {
       const f = await fileData();
-      return { audio: f.base64, mimeType: f.mimeType, filename: f.name };
+      return { audio: f.base64, ...(f.mimeType && { mimeType: f.mimeType }), filename: f.name };
     }
     case 'ocr': {
       const f = await fileData();
-      return { base64: f.base64, mimeType: f.mimeType };
+      return { base64: f.base64, ...(f.mimeType && { mimeType: f.mimeType }) };
     }
   }
 }
