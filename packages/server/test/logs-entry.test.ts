@@ -12,6 +12,7 @@ type Detail = LogRow & {
   metadata: unknown;
   provider_request: Record<string, unknown> | null;
   provider_response: Record<string, unknown> | null;
+  media: { index: number; mimeType: string; bytes: number; url: string }[];
 };
 
 async function readEntry(user: TestUser, id: string): Promise<Detail> {
@@ -70,8 +71,10 @@ describe('GET /v1/logs/:id', () => {
 
     // The summary fields are the same as in the list.
     const listed = (await getLogs(app, user)).logs.find((l) => l.id === answer.id);
-    const { attempts, metadata, provider_request, provider_response, ...summary } = entry;
+    const { attempts, metadata, provider_request, provider_response, media, ...summary } = entry;
     expect(summary).toEqual(listed);
+    // A chat answer carries no files.
+    expect(media).toEqual([]);
   });
 
   it('shows a request that failed on every model with each attempt and the last error', async () => {
