@@ -34,7 +34,7 @@ export const TASK_TYPES = [
 export const TASK_ENDPOINTS: Record<(typeof TASK_TYPES)[number], string | null> = {
   chat: '/v3/chat',
   image: '/v3/image',
-  video: null,
+  video: '/v3/video',
   tts: '/v3/tts',
   embeddings: '/v3/embeddings',
   ocr: '/v3/ocr',
@@ -51,6 +51,24 @@ export const RESPONSE_FORMAT_TYPES = ['text', 'json_object', 'json_schema'] as c
 export const SPENDING_PERIODS = ['monthly', 'daily'] as const;
 export const SPENDING_ENFORCEMENTS = ['alert_only', 'block'] as const;
 export const OVERRIDABLE_FIELDS = ['model', 'temperature', 'maxTokens', 'topP'] as const;
+export const GATE_TYPES = ['standard', 'agent'] as const;
+export const AGENT_MODES = ['observability', 'orchestrated'] as const;
+export const ORCHESTRATIONS = ['static', 'dynamic'] as const;
+
+/**
+ * The fields only an agent gate has, with the value a standard gate holds: a standard gate that
+ * is given one (or holds another value) is refused naming it.
+ */
+export const AGENT_FIELD_UNSET = {
+  agentMode: null,
+  orchestration: null,
+  sessionSpendingLimit: null,
+  sessionIdleMinutes: 30,
+  maxRequestsPerSession: null,
+  visibleTools: null,
+} as const;
+export const AGENT_FIELDS = Object.keys(AGENT_FIELD_UNSET) as (keyof typeof AGENT_FIELD_UNSET)[];
+export type AgentFieldName = (typeof AGENT_FIELDS)[number];
 
 export type TaskType = (typeof TASK_TYPES)[number];
 export type OverridableField = (typeof OVERRIDABLE_FIELDS)[number];
@@ -79,6 +97,9 @@ export const LIMITS = {
   maxCostPer1kTokens: 1000,
   maxLatencyMs: 600_000,
   spendingLimit: 1_000_000_000,
+  sessionIdleMinutes: 10_080,
+  visibleTools: 256,
+  toolNameLength: 128,
 } as const;
 
 const modelId = z
@@ -88,6 +109,26 @@ const modelId = z
   .max(200)
   .refine(isStorableText, STORABLE_TEXT_MESSAGE);
 const weight = z.number().min(0).max(1).nullable();
+
+/** Tool names an agent (or one of its sub-gates) may see; null is every tool. */
+export const visibleToolsSchema = z
+  .array(
+    z
+      .string()
+      .trim()
+      .min(1, 'must not be empty')
+      .max(LIMITS.toolNameLength, `must be at most ${LIMITS.toolNameLength} characters`)
+      .refine(isStorableText, STORABLE_TEXT_MESSAGE),
+  )
+  .max(LIMITS.visibleTools, `at most ${LIMITS.visibleTools} tools`)
+  .superRefine((tools, ctx) => {
+    const seen = new Set<string>();
+    tools.forEach((tool, i) => {
+      if (seen.has(tool)) ctx.addIssue({ code: 'custom', path: [i], message: 'is listed twice' });
+      seen.add(tool);
+    });
+  })
+  .nullable();
 
 export const allowOverridesSchema = z.union([
   z.boolean(),
@@ -163,6 +204,18 @@ export const gateFieldSchemas = {
   spendingLimit: z.number().min(0).max(LIMITS.spendingLimit).nullable(),
   spendingLimitPeriod: z.enum(SPENDING_PERIODS),
   spendingEnforcement: z.enum(SPENDING_ENFORCEMENTS),
+  gateType: z.enum(GATE_TYPES),
+  // Null on an agent gate means the default (observability; static when orchestrated).
+  agentMode: z.enum(AGENT_MODES).nullable(),
+  orchestration: z.enum(ORCHESTRATIONS).nullable(),
+  sessionSpendingLimit: z.number().min(0).max(LIMITS.spendingLimit).nullable(),
+  sessionIdleMinutes: z
+    .number()
+    .int()
+    .min(1)
+    .max(LIMITS.sessionIdleMinutes, `must be at most ${LIMITS.sessionIdleMinutes} (a week)`),
+  maxRequestsPerSession: z.number().int().min(1).max(2_147_483_647).nullable(),
+  visibleTools: visibleToolsSchema,
 };
 
 export type GateFieldName = keyof typeof gateFieldSchemas;
@@ -209,7 +262,30 @@ export const GATE_DEFAULTS: Omit<GateSettings, 'name' | 'model' | 'taskType'> = 
   spendingLimit: null,
   spendingLimitPeriod: 'monthly',
   spendingEnforcement: 'alert_only',
+  gateType: 'standard',
+  ...AGENT_FIELD_UNSET,
 };
+
+/**
+ * The settings a gate has after `patch` is applied to `base` (the stored gate, or the defaults
+ * on create), with the agent fields settled: an agent gate's mode defaults to observability and
+ * an orchestrated one's orchestration to static; a gate that becomes standard, or an agent gate
+ * that becomes observability, drops the fields it no longer has unless the patch sets them (and
+ * is then refused by crossFieldIssues, naming them).
+ */
+export function settleGateSettings<T extends GateSettings>(base: T, patch: GatePatch): T {
+  const merged = { ...base, ...patch };
+  if (merged.gateType === 'standard') {
+    for (const field of AGENT_FIELDS) {
+      if (!(field in patch)) Object.assign(merged, { [field]: AGENT_FIELD_UNSET[field] });
+    }
+    return merged;
+  }
+  merged.agentMode ??= 'observability';
+  if (merged.agentMode === 'orchestrated') merged.orchestration ??= 'static';
+  else if (!('orchestration' in patch)) merged.orchestration = null;
+  return merged;
+}
 
 type Parsed<T> = { ok: true; value: T } | { ok: false; issues: FieldIssue[] };
 
@@ -241,9 +317,22 @@ export function parseGateInput(raw: unknown, mode: 'create' | 'update'): Parsed<
   return { ok: true, value: result.data };
 }
 
-/** Rules that tie fields together; checked on the whole gate as it would be stored. */
-export function crossFieldIssues(gate: GateSettings): FieldIssue[] {
+/**
+ * Rules that tie fields together; checked on the whole gate as it would be stored. `sent` names
+ * the fields the input carried: a standard gate refuses an agent field sent even at the value
+ * a standard gate holds.
+ */
+export function crossFieldIssues(gate: GateSettings, sent: readonly string[] = []): FieldIssue[] {
   const issues: FieldIssue[] = [];
+  if (gate.gateType === 'standard') {
+    for (const field of AGENT_FIELDS) {
+      if (sent.includes(field) || gate[field] !== AGENT_FIELD_UNSET[field]) {
+        issues.push({ path: field, message: 'applies to agent gates only (gateType is standard)' });
+      }
+    }
+  } else if (gate.orchestration !== null && gate.agentMode !== 'orchestrated') {
+    issues.push({ path: 'orchestration', message: 'applies to orchestrated agent gates only' });
+  }
   if (gate.taskSubtype !== null && gate.taskType !== 'chat') {
     issues.push({ path: 'taskSubtype', message: 'applies to chat gates only' });
   }

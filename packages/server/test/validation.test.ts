@@ -169,6 +169,21 @@ const BAD_VALUES: Record<string, [label: string, value: unknown][]> = {
     ['"hard"', 'hard'],
     ['null', null],
   ],
+  gateType: [
+    ['"agents"', 'agents'],
+    ['null', null],
+  ],
+  // On the standard gates of this matrix an agent field is refused whatever its value; the
+  // agent gates' own ranges are in agent-gates.test.ts.
+  agentMode: [['"auto"', 'auto']],
+  orchestration: [['"random"', 'random']],
+  sessionSpendingLimit: [['-1', -1]],
+  sessionIdleMinutes: [
+    ['0', 0],
+    ['a week and a minute', 10_081],
+  ],
+  maxRequestsPerSession: [['0', 0]],
+  visibleTools: [['a string', 'search']],
 };
 
 /** Rules that tie fields together: each body is refused with an issue on the named path. */

@@ -1,9 +1,11 @@
 import {
+  AGENT_FIELDS,
   crossFieldIssues,
   GATE_DEFAULTS,
   type GatePatch,
   type GateSettings,
   parseGateInput,
+  settleGateSettings,
   TASK_TYPES,
 } from '@gatehouse/rules/gate';
 import { isUuid } from '@gatehouse/rules/ids';
@@ -65,12 +67,19 @@ function settingsOf(gate: Gate): GateSettings {
     spendingLimit: gate.spendingLimit === null ? null : Number(gate.spendingLimit),
     spendingLimitPeriod: gate.spendingLimitPeriod as SpendingPeriod,
     spendingEnforcement: gate.spendingEnforcement as SpendingEnforcement,
+    gateType: gate.gateType as GateSettings['gateType'],
+    agentMode: gate.agentMode as GateSettings['agentMode'],
+    orchestration: gate.orchestration as GateSettings['orchestration'],
+    sessionSpendingLimit: gate.sessionSpendingLimit === null ? null : Number(gate.sessionSpendingLimit),
+    sessionIdleMinutes: gate.sessionIdleMinutes,
+    maxRequestsPerSession: gate.maxRequestsPerSession,
+    visibleTools: gate.visibleTools as string[] | null,
   };
 }
 
 /** Every rule a gate must satisfy as a whole, including the catalog's. */
-function gateIssues(gate: GateSettings): FieldIssue[] {
-  const issues = crossFieldIssues(gate);
+function gateIssues(gate: GateSettings, sent: readonly string[]): FieldIssue[] {
+  const issues = crossFieldIssues(gate, sent);
   const primary = modelProblem(gate.model, gate.taskType);
   if (primary) issues.push({ path: 'model', message: primary });
   gate.fallbackModels.forEach((model, i) => {
@@ -109,11 +118,19 @@ function withModelIds<T extends Partial<Pick<GateSettings, 'model' | 'fallbackMo
   return out;
 }
 
+/** The gate type and agent fields of settled settings: written whole, as settling may change them. */
+function agentPart(settings: GateSettings): GatePatch {
+  return Object.fromEntries(['gateType', ...AGENT_FIELDS].map((f) => [f, settings[f as keyof GateSettings]]));
+}
+
 /** Prisma data for the given settings: JSON nulls spelled as Prisma wants them. */
 function toData(patch: GatePatch) {
-  const { allowOverrides, responseFormatSchema, ...rest } = patch;
+  const { allowOverrides, responseFormatSchema, visibleTools, ...rest } = patch;
   return {
     ...rest,
+    ...(visibleTools !== undefined && {
+      visibleTools: visibleTools === null ? Prisma.DbNull : visibleTools,
+    }),
     ...(allowOverrides !== undefined && { allowOverrides }),
     ...(responseFormatSchema !== undefined && {
       responseFormatSchema:
@@ -139,8 +156,8 @@ export async function createGate(
   const parsed = parseGateInput(raw, 'create');
   if (!parsed.ok) throw new ValidationError(parsed.issues);
   const input = withModelIds(parsed.value, deps.models);
-  const settings: GateSettings = { ...GATE_DEFAULTS, ...input };
-  const issues = gateIssues(settings);
+  const settings = settleGateSettings<GateSettings>({ ...GATE_DEFAULTS, ...input }, input);
+  const issues = gateIssues(settings, Object.keys(input));
   if (issues.length > 0) throw new ValidationError(issues);
   try {
     return await prisma.$transaction(async (tx) => {
@@ -158,7 +175,14 @@ export async function createGate(
       // A block limit of 0 admits nothing: such a gate starts suspended.
       const spendingStatus = spendingStatusFor({ ...settings, spendingCurrent: 0 });
       return tx.gate.create({
-        data: { ...toData(input), name, model, taskType, userId, spendingStatus },
+        data: {
+          ...toData({ ...input, ...agentPart(settings) }),
+          name,
+          model,
+          taskType,
+          userId,
+          spendingStatus,
+        },
       });
     });
   } catch (error) {
@@ -224,15 +248,26 @@ export async function updateGate(userId: string, id: string, raw: unknown, deps:
   const existing = await getGate(userId, id);
   if (!parsed.ok) throw new ValidationError(parsed.issues);
   const input = withModelIds(parsed.value, deps.models);
-  const settings: GateSettings = { ...settingsOf(existing), ...input };
-  const issues = gateIssues(settings);
+  const settings = settleGateSettings(settingsOf(existing), input);
+  const issues = gateIssues(settings, Object.keys(input));
+  if (
+    existing.gateType === 'agent' &&
+    settings.gateType === 'standard' &&
+    (await prisma.subGate.count({ where: { agentGateId: existing.id } })) > 0
+  ) {
+    issues.push({
+      path: 'gateType',
+      message: 'cannot become standard while sub-gates are attached; detach them first',
+    });
+  }
   if (issues.length > 0) throw new ValidationError(issues);
   const spendingTouched =
     input.spendingLimit !== undefined ||
     input.spendingEnforcement !== undefined ||
     input.spendingLimitPeriod !== undefined;
   try {
-    const updated = await prisma.gate.update({ where: { id: existing.id }, data: toData(input) });
+    const data = toData({ ...input, ...agentPart(settings) });
+    const updated = await prisma.gate.update({ where: { id: existing.id }, data });
     if (spendingTouched) {
       // A changed limit, enforcement or period takes effect at once.
       await deps.spending.settingsChanged(existing.id);
@@ -246,6 +281,10 @@ export async function updateGate(userId: string, id: string, raw: unknown, deps:
   }
 }
 
+/**
+ * Deletes the gate; the sub_gates rows that attach it to agent gates (and its own sub-gates, and
+ * its sessions) go in the same statement, through their ON DELETE CASCADE foreign keys.
+ */
 export async function deleteGate(userId: string, id: string): Promise<void> {
   const gate = await getGate(userId, id);
   await prisma.gate.delete({ where: { id: gate.id } });

@@ -6,8 +6,6 @@
 import {
   crossFieldIssues,
   GATE_DEFAULTS,
-  GATE_FIELDS,
-  type GateFieldName,
   type GatePatch,
   type GateSettings,
   gatePatchSchema,
@@ -18,6 +16,8 @@ import { gateFromGraphQL } from '../graphqlEnums.ts';
 import type { GateDetailData } from './gateDetail.ts';
 import {
   emptyGateForm,
+  FORM_GATE_FIELDS,
+  type GateFieldName,
   type GateFormCheck,
   type GateFormField,
   type GateFormValues,
@@ -90,7 +90,7 @@ export function changedSettings(
   const before = readGateForm(initial).settings;
   const { settings, issues } = readGateForm(values);
   const patch: Record<string, unknown> = {};
-  for (const field of GATE_FIELDS) {
+  for (const field of FORM_GATE_FIELDS) {
     if (!sameSetting(settings[field], before[field])) patch[field] = settings[field];
   }
   // Only issues of what is sent: an untouched field is the server's stored value.
@@ -101,7 +101,7 @@ export function changedSettings(
 /** The stored gate in the shape the cross-field rules read, or null if it does not parse. */
 function storedSettings(stored: StoredGate): GateSettings | null {
   const gate = gateFromGraphQL(stored);
-  const fields = Object.fromEntries(GATE_FIELDS.map((field) => [field, gate[field]]));
+  const fields = Object.fromEntries(FORM_GATE_FIELDS.map((field) => [field, gate[field]]));
   const parsed = gatePatchSchema.safeParse(fields);
   return parsed.success ? ({ ...GATE_DEFAULTS, ...parsed.data } as GateSettings) : null;
 }

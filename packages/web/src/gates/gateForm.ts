@@ -5,12 +5,15 @@
  * gate page share these values; each decides which settings it sends (see gateEdit.ts).
  */
 import {
+  AGENT_FIELDS,
+  type AgentFieldName,
   type AllowOverrides,
   type ANALYSIS_METHODS,
+  type GateFieldName as AnyGateFieldName,
   crossFieldIssues,
   GATE_DEFAULTS,
+  GATE_FIELDS,
   type GateCreate,
-  type GateFieldName,
   gateCreateSchema,
   OVERRIDABLE_FIELDS,
   type OverridableField,
@@ -26,6 +29,16 @@ import { issuesFromZod } from '@gatehouse/rules/issues';
 import { toNestErrors } from '@hookform/resolvers';
 import type { FieldError, FieldPath, Resolver } from 'react-hook-form';
 import { sentence } from '../forms/formErrors.ts';
+
+/**
+ * The fields this form edits: the gate type and the agent fields (issue 13) are not on it yet,
+ * so it never sends them and an edit leaves an agent gate's as they are.
+ */
+export type GateFieldName = Exclude<AnyGateFieldName, 'gateType' | AgentFieldName>;
+export const FORM_GATE_FIELDS = GATE_FIELDS.filter(
+  (field): field is GateFieldName =>
+    field !== 'gateType' && !(AGENT_FIELDS as readonly string[]).includes(field),
+);
 
 export type FieldIssue = ReturnType<typeof crossFieldIssues>[number];
 

@@ -6,9 +6,13 @@
  */
 
 import { PLAN_IDS } from '@gatehouse/rules/account';
+import { SESSION_STATUSES } from '@gatehouse/rules/agent';
 import { enumValueOf } from '@gatehouse/rules/enumValues';
 import {
+  AGENT_MODES,
   ANALYSIS_METHODS,
+  GATE_TYPES,
+  ORCHESTRATIONS,
   REANALYSIS_PERIODS,
   RESPONSE_FORMAT_TYPES,
   ROUTING_STRATEGIES,
@@ -65,3 +69,7 @@ export const SpendingStatus = choiceEnum('SpendingStatus', SPENDING_STATUSES);
 export const LogStatus = choiceEnum('LogStatus', logQuerySchema.shape.status.unwrap().options);
 export const LogSeriesBucket = choiceEnum('LogSeriesBucket', seriesQuerySchema.shape.bucket.unwrap().options);
 export const PlanId = choiceEnum('PlanId', PLAN_IDS);
+export const GateType = choiceEnum('GateType', GATE_TYPES);
+export const AgentMode = choiceEnum('AgentMode', AGENT_MODES);
+export const Orchestration = choiceEnum('Orchestration', ORCHESTRATIONS);
+export const SessionStatus = choiceEnum('SessionStatus', SESSION_STATUSES);

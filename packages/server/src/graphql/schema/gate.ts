@@ -21,7 +21,10 @@ import { userInput } from '../arguments.ts';
 import { builder } from '../builder.ts';
 import { countRows, type GraphQLContext, requireActor } from '../context.ts';
 import {
+  AgentMode,
   AnalysisMethod,
+  GateType,
+  Orchestration,
   ReanalysisPeriod,
   ResponseFormatType,
   RoutingStrategy,
@@ -129,6 +132,31 @@ export const GateRef = builder.prismaObject('Gate', {
       description: 'SUSPENDED: requests get 402 until the limit is raised or lifted, or the period resets',
       resolve: (g, _args, ctx) => state(g, ctx).spendingStatus,
     }),
+    gateType: t.expose('gateType', { type: GateType }),
+    agentMode: t.expose('agentMode', {
+      type: AgentMode,
+      nullable: true,
+      description: 'Agent gates only: OBSERVABILITY (default) or ORCHESTRATED',
+    }),
+    orchestration: t.expose('orchestration', {
+      type: Orchestration,
+      nullable: true,
+      description: 'Orchestrated agent gates only: STATIC (default) or DYNAMIC',
+    }),
+    sessionSpendingLimit: t.float({
+      nullable: true,
+      description: 'Agent gates: USD one session may spend; null is no limit',
+      resolve: (g, _args, ctx) => state(g, ctx).sessionSpendingLimit,
+    }),
+    sessionIdleMinutes: t.exposeInt('sessionIdleMinutes', {
+      description: 'Agent gates: minutes without a request after which a session is idle',
+    }),
+    maxRequestsPerSession: t.exposeInt('maxRequestsPerSession', { nullable: true }),
+    visibleTools: t.stringList({
+      nullable: true,
+      description: 'Agent gates: the tool names the model is shown; null is every tool',
+      resolve: (g, _args, ctx) => state(g, ctx).visibleTools,
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
   }),
@@ -167,6 +195,13 @@ const GateInput = builder.inputType('GateInput', {
     spendingLimit: t.float(),
     spendingLimitPeriod: t.field({ type: SpendingPeriod }),
     spendingEnforcement: t.field({ type: SpendingEnforcement }),
+    gateType: t.field({ type: GateType }),
+    agentMode: t.field({ type: AgentMode }),
+    orchestration: t.field({ type: Orchestration }),
+    sessionSpendingLimit: t.float(),
+    sessionIdleMinutes: t.int(),
+    maxRequestsPerSession: t.int(),
+    visibleTools: t.stringList(),
   }),
 });
 
