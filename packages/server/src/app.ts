@@ -22,6 +22,7 @@ import { openAIRoutes } from './rest/openai.ts';
 import { responsesRoutes } from './rest/responses/routes.ts';
 import { NATIVE_TASKS, OPENAI_TASKS } from './rest/tasks/index.ts';
 import { nativeTaskRoutes, openAITaskRoutes } from './rest/tasks/routes.ts';
+import { videoRoutes } from './rest/video.ts';
 import type { Runtime } from './runtime.ts';
 
 /** Control-plane bodies are small; a larger one is refused before it is read in full. */
@@ -68,6 +69,7 @@ export function createApp(config: Config, runtime: Runtime) {
   app.use('/v3/*', requireActor);
   app.route('/v3', nativeChatRoutes(runtime.dataPlane, chatLimits));
   app.route('/v3', nativeTaskRoutes(runtime.dataPlane, chatLimits, NATIVE_TASKS));
+  app.route('/v3', videoRoutes(runtime.dataPlane, { ...chatLimits, ...config.video }));
   app.route('/v1/api-keys', apiKeyRoutes);
   app.route('/v1/gates', gateRoutes(runtime));
   app.route('/v1/logs', logRoutes);

@@ -48,6 +48,10 @@ const envSchema = z.object({
   GATEHOUSE_SESSION_DAYS: z.coerce.number().int().min(1).max(365).default(14),
   GATEHOUSE_WEB_DIST: z.string().optional(),
   GATEHOUSE_ATTEMPT_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(30_000),
+  // Video: how long POST /v3/video waits before answering 202 with a job, and how long one
+  // attempt (create, poll, download) may take in all.
+  GATEHOUSE_VIDEO_WAIT_MS: z.coerce.number().int().min(0).max(600_000).default(60_000),
+  GATEHOUSE_VIDEO_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(600_000),
   GATEHOUSE_MAX_CHAT_BODY_BYTES: z.coerce
     .number()
     .int()
@@ -124,6 +128,8 @@ export type Config = {
   sessionDays: number;
   webDist: string;
   attemptTimeoutMs: number;
+  /** POST /v3/video answers within this, or 202 with a job; each video attempt's own deadline. */
+  video: { waitMs: number; timeoutMs: number };
   maxChatBodyBytes: number;
   providers: ProviderSettings;
   /** Origins other than the server's own that may call /graphql with credentials. */
@@ -180,6 +186,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ? path.resolve(base, e.GATEHOUSE_WEB_DIST)
       : path.join(repoRoot, 'packages/web/dist'),
     attemptTimeoutMs: e.GATEHOUSE_ATTEMPT_TIMEOUT_MS,
+    video: { waitMs: e.GATEHOUSE_VIDEO_WAIT_MS, timeoutMs: e.GATEHOUSE_VIDEO_TIMEOUT_MS },
     maxChatBodyBytes: e.GATEHOUSE_MAX_CHAT_BODY_BYTES,
     providers: providerSettings(e as Record<string, string | undefined>, e.GATEHOUSE_MOCK_LATENCY_MS),
     corsOrigins: e.GATEHOUSE_CORS_ORIGINS,

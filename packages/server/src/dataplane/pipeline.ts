@@ -341,6 +341,10 @@ export type RouteControl = {
   signal?: AbortSignal | undefined;
   /** True once part of the answer reached the client: no other model may take over then. */
   committed?: () => boolean;
+  /** The request's id, where the caller must know it before the run ends (a video job's). */
+  id?: string;
+  /** Each attempt's deadline, where the type's attempts run longer than GATEHOUSE_ATTEMPT_TIMEOUT_MS (video). */
+  attemptTimeoutMs?: number;
 };
 
 /**
@@ -365,7 +369,7 @@ async function routeAttempts<R extends TaskRequestBase, P, A extends TaskAnswerB
       if (!model || !deps.providers.configured.has(provider)) {
         throw new ProviderError('not_configured', `Provider "${provider}" is not configured`);
       }
-      const timing = attemptSignal(deps.attemptTimeoutMs, control.signal);
+      const timing = attemptSignal(control.attemptTimeoutMs ?? deps.attemptTimeoutMs, control.signal);
       const answer = await kind
         .attempt({ id: t.id, modelId, model, params: plan.params, timing, deps })
         .finally(timing.done);
@@ -467,7 +471,7 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
   control: RouteControl = {},
 ): Promise<TaskOutcome<A>> {
   const t: Trace<R> = {
-    id: randomUUID(),
+    id: control.id ?? randomUUID(),
     started: performance.now(),
     caller,
     gate,

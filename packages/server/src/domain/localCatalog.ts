@@ -263,4 +263,25 @@ export const LOCAL_CATALOG: LocalModel[] = [
     taskTypes: ['image'],
     unitPrices: { perImage: { default: 0.06 } },
   },
+
+  // Video, priced per second of video (UnitPrices.perSecond). sora-2-pro costs $0.30/s at 720p
+  // and $0.50/s at 1024x1792 / 1792x1024: one price per model here, so the dearer one, which a
+  // block limit can trust whatever the size. Veo's prices are Google's per second of video (with
+  // audio for Veo 3).
+  {
+    id: 'mock/video',
+    name: 'Mock video: an animated GIF',
+    taskTypes: ['video'],
+    unitPrices: { perSecond: 0.05 },
+  },
+  { id: 'openai/sora-2', name: 'Sora 2', taskTypes: ['video'], unitPrices: { perSecond: 0.1 } },
+  { id: 'openai/sora-2-pro', name: 'Sora 2 Pro', taskTypes: ['video'], unitPrices: { perSecond: 0.5 } },
+  { id: 'gemini/veo-2.0-generate-001', name: 'Veo 2', taskTypes: ['video'], unitPrices: { perSecond: 0.35 } },
+  { id: 'gemini/veo-3.0-generate-001', name: 'Veo 3', taskTypes: ['video'], unitPrices: { perSecond: 0.4 } },
+  {
+    id: 'gemini/veo-3.0-fast-generate-001',
+    name: 'Veo 3 Fast',
+    taskTypes: ['video'],
+    unitPrices: { perSecond: 0.15 },
+  },
 ];
