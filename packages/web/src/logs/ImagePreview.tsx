@@ -64,7 +64,9 @@ export function ImagePreview({ entryId, images }: { entryId: string; images: rea
               <span className="mono muted small">{image.path}</span>
               <div className="image-actions">
                 <CopyButton copy={() => copyImage(image.src)} label="Copy image" />
-                {!image.src.startsWith('data:') && <CopyButton copy={copyText(image.src)} label="Copy URL" />}
+                {!image.src.startsWith('data:') && !image.stored && (
+                  <CopyButton copy={copyText(image.src)} label="Copy URL" />
+                )}
                 <button type="button" className="button small" onClick={() => download(image.src, fileName)}>
                   Download
                 </button>

@@ -41,6 +41,7 @@ const base: Entry = {
   metadata: null,
   providerRequest: { model: 'gpt-image-1', prompt: 'a lighthouse' },
   providerResponse: { created: 1, data: [{ b64_json: PNG }, { url: 'https://images.example.com/b.webp' }] },
+  media: [],
 };
 
 // Fragment masking is a type; at run time the entry is the plain object the query returned.

@@ -3,7 +3,7 @@ import type { ReactNode } from 'react';
 import { graphql, type ResultOf } from '../graphql.ts';
 import { formatCount, formatDateTime, formatMs, formatUsd } from './format.ts';
 import { ImagePreview } from './ImagePreview.tsx';
-import { findImages } from './images.ts';
+import { type FoundImage, findImages } from './images.ts';
 import { JsonViewer } from './JsonViewer.tsx';
 import { StatusBadge } from './LogsTable.tsx';
 import {
@@ -45,6 +45,12 @@ export const LogEntryFragment = graphql(`
     metadata
     providerRequest
     providerResponse
+    media {
+      index
+      mimeType
+      bytes
+      url
+    }
   }
 `);
 
@@ -55,7 +61,12 @@ export function LogEntryView({ entry: data }: { entry: FragmentOf<typeof LogEntr
   const entry = readFragment(LogEntryFragment, data);
   const toolCalls = toolCallsOf(entry.toolCalls);
   const toolResults = toolResultsOf(entry.toolResults);
-  const images = findImages(entry.providerResponse);
+  // Stored media first (the log keeps a note in their place); then any image the JSON holds.
+  const stored: FoundImage[] = entry.media
+    .filter((m) => m.mimeType.startsWith('image/'))
+    .map((m) => ({ src: m.url, mediaType: m.mimeType, path: mediaLabel(m), stored: true }));
+  const audio = entry.media.filter((m) => m.mimeType.startsWith('audio/'));
+  const images = [...stored, ...findImages(entry.providerResponse)];
 
   return (
     <div className="entry">
@@ -67,10 +78,49 @@ export function LogEntryView({ entry: data }: { entry: FragmentOf<typeof LogEntr
           <ImagePreview entryId={entry.id} images={images} />
         </Section>
       )}
+      {audio.length > 0 && <AudioSection entryId={entry.id} audio={audio} />}
       {toolCalls && toolCalls.length > 0 && <ToolCallsSection toolCalls={toolCalls} />}
       {toolResults && toolResults.length > 0 && <ToolResultsSection toolResults={toolResults} />}
       <PayloadSections entry={entry} />
     </div>
+  );
+}
+
+type StoredMedia = LogEntry['media'][number];
+
+const mediaLabel = (m: StoredMedia) => `media ${m.index} · ${m.mimeType} · ${formatCount(m.bytes)} bytes`;
+
+const AUDIO_EXTENSIONS: Record<string, string> = {
+  'audio/mpeg': 'mp3',
+  'audio/wav': 'wav',
+  'audio/x-wav': 'wav',
+  'audio/ogg': 'ogg',
+  'audio/opus': 'opus',
+  'audio/aac': 'aac',
+  'audio/flac': 'flac',
+};
+
+/** The speech an answer carried, stored beside the entry: a player and a download each. */
+function AudioSection({ entryId, audio }: { entryId: string; audio: StoredMedia[] }) {
+  return (
+    <Section title={audio.length === 1 ? 'Audio' : `Audio (${audio.length})`}>
+      {audio.map((m) => (
+        <figure key={m.index} className="audio-preview">
+          {/* biome-ignore lint/a11y/useMediaCaption: generated speech has no captions to offer */}
+          <audio controls preload="metadata" src={m.url} aria-label={`Audio ${m.index + 1}`} />
+          <figcaption>
+            <span className="mono muted small">{mediaLabel(m)}</span>{' '}
+            <a
+              className="button small"
+              href={m.url}
+              download={`gatehouse-${entryId.slice(0, 8)}-${m.index + 1}.${AUDIO_EXTENSIONS[m.mimeType] ?? 'bin'}`}
+            >
+              Download
+            </a>
+          </figcaption>
+        </figure>
+      ))}
+    </Section>
   );
 }
 

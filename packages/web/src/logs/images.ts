@@ -9,8 +9,10 @@ export type FoundImage = {
   src: string;
   /** The image's media type when the answer says it (always for data: URLs). */
   mediaType: string | null;
-  /** Where in the JSON it was found, e.g. `data[0].b64_json`. */
+  /** Where in the JSON it was found, e.g. `data[0].b64_json`, or which stored media it is. */
   path: string;
+  /** Stored by the gateway beside the entry (its URL is the gateway's, not worth copying). */
+  stored?: boolean;
 };
 
 const DATA_URL_HEAD = /^data:(image\/[a-z0-9.+-]+);base64,/i;
