@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { LIMITS, visibleToolsSchema } from './gate.ts';
+import { type FieldIssue, issuesFromZod } from './issues.ts';
 import { isStorableText, STORABLE_TEXT_MESSAGE } from './storable.ts';
 
 /** What a session row stores; `idle` is computed on read and never stored. */
@@ -35,3 +36,21 @@ export const subGateInputSchema = z.strictObject({
   visibleTools: visibleToolsSchema.optional(),
 });
 export type SubGateInput = z.infer<typeof subGateInputSchema>;
+
+/** Parses an attach body; an unknown field is refused by name rather than ignored. */
+export function parseSubGateInput(
+  raw: unknown,
+): { ok: true; value: SubGateInput } | { ok: false; issues: FieldIssue[] } {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    return { ok: false, issues: [{ path: '', message: 'body must be a JSON object' }] };
+  }
+  const issues: FieldIssue[] = Object.keys(raw)
+    .filter((key) => !(key in subGateInputSchema.shape))
+    .map((key) => ({ path: key, message: 'is not a sub-gate field' }));
+  const result = subGateInputSchema.safeParse(raw);
+  if (!result.success) {
+    issues.push(...issuesFromZod(result.error).filter((i) => i.path !== '' || issues.length === 0));
+  }
+  if (issues.length > 0 || !result.success) return { ok: false, issues };
+  return { ok: true, value: result.data };
+}

@@ -12,6 +12,7 @@ import { errorResponse, tooLarge } from './http/errors.ts';
 import { metricsText } from './http/metrics.ts';
 import { requireActor } from './http/middleware.ts';
 import { adminRoutes } from './rest/admin.ts';
+import { agentGateRoutes, sessionRoutes } from './rest/agentGates.ts';
 import { anthropicRoutes } from './rest/anthropic/routes.ts';
 import { apiKeyRoutes } from './rest/apiKeys.ts';
 import { authRoutes } from './rest/auth.ts';
@@ -72,6 +73,8 @@ export function createApp(config: Config, runtime: Runtime) {
   app.route('/v3', videoRoutes(runtime.dataPlane, { ...chatLimits, ...config.video }));
   app.route('/v1/api-keys', apiKeyRoutes);
   app.route('/v1/gates', gateRoutes(runtime));
+  app.route('/v1/gates', agentGateRoutes);
+  app.route('/v1/sessions', sessionRoutes);
   app.route('/v1/logs', logRoutes);
   app.route('/v1/admin', adminRoutes);
   app.all('/v1/*', () => {

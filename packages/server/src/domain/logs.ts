@@ -3,6 +3,7 @@
  * payloads, the overview and the time series. Every query is scoped to its owner.
  */
 
+import { sessionKeySchema } from '@gatehouse/rules/agent';
 import { dateTimeSchema, EARLIEST_DATE, isAcceptedDate } from '@gatehouse/rules/dates';
 import { isUuid } from '@gatehouse/rules/ids';
 import { z } from 'zod';
@@ -20,7 +21,7 @@ export function encodeCursor(createdAt: Date, id: string): string {
  * The cursor's time and id, or null unless it is exactly what encodeCursor makes of a date in
  * the accepted range: a forged one could otherwise carry year 0 or 275760 to the database.
  */
-function decodeCursor(cursor: string): { createdAt: Date; id: string } | null {
+export function decodeCursor(cursor: string): { createdAt: Date; id: string } | null {
   const parts = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
   const [time, id] = parts;
   if (parts.length !== 2 || !time || !id || !isUuid(id)) return null;
@@ -42,6 +43,8 @@ export const logQuerySchema = z
       .optional(),
     gateId: z.uuid('must be a gate UUID').optional(),
     status: z.enum(['success', 'failed']).optional(),
+    // The client's session id (x-gatehouse-session-id), on any gate.
+    sessionId: sessionKeySchema.optional(),
     since: dateTimeSchema.optional(),
     until: dateTimeSchema.optional(),
   })
@@ -50,7 +53,7 @@ export const logQuerySchema = z
     message: 'must be after since',
   });
 
-type SummaryRow = {
+export type SummaryRow = {
   id: string;
   gate_id: string | null;
   gate_name: string | null;
@@ -76,12 +79,12 @@ type SummaryRow = {
   created_at: Date | string;
 };
 
-const SUMMARY_COLUMNS = `id, gate_id, gate_name, endpoint, model_requested, model_used, prompt_tokens,
+export const SUMMARY_COLUMNS = `id, gate_id, gate_name, endpoint, model_requested, model_used, prompt_tokens,
   completion_tokens, tokens_estimated, cost_usd, latency_ms, success, status_code, error_code, error_message,
   session_id, inferred_action, tool_calls, tool_results, ignored_overrides, spending_warning, stream, created_at`;
 
 /** An entry as the domain knows it: money as a number, its time a Date. */
-function entryOf(row: SummaryRow) {
+export function entryOf(row: SummaryRow) {
   return {
     id: row.id,
     gateId: row.gate_id,
@@ -147,6 +150,7 @@ export async function listLogs(userId: string, raw: unknown) {
   };
   if (q.gateId) add((p) => `gate_id = ${p}::uuid`, q.gateId);
   if (q.status) add((p) => `success = ${p}`, q.status === 'success');
+  if (q.sessionId) add((p) => `session_id = ${p}`, q.sessionId);
   if (q.since) add((p) => `created_at >= ${p}::timestamptz`, q.since.toISOString());
   if (q.until) add((p) => `created_at < ${p}::timestamptz`, q.until.toISOString());
   if (q.cursor) {

@@ -1,6 +1,8 @@
+import type { SessionRequest, SessionState } from '../domain/agentSessions.ts';
 import type { GateState } from '../domain/gates.ts';
 import type { LogEntryDetail, LogEntrySummary, logOverview, logSeries } from '../domain/logs.ts';
 import { planOf } from '../domain/plans.ts';
+import { type SubGateWithGate, visibleToolsOf } from '../domain/subGates.ts';
 import type { ApiKey, User } from '../generated/prisma/client.ts';
 
 export function userView(user: User) {
@@ -101,4 +103,37 @@ export function logSeriesView(s: Awaited<ReturnType<typeof logSeries>>) {
     until: s.until.toISOString(),
     points: s.points.map((p) => ({ ...p, start: p.start.toISOString() })),
   };
+}
+
+/** A sub-gate as REST answers it: its role and the attached gate in brief. */
+export function subGateView(s: SubGateWithGate) {
+  return {
+    subGateId: s.subGateId,
+    role: s.role,
+    description: s.description,
+    visibleTools: visibleToolsOf(s),
+    gate: {
+      id: s.subGate.id,
+      name: s.subGate.name,
+      gateType: s.subGate.gateType,
+      taskType: s.subGate.taskType,
+      model: s.subGate.model,
+    },
+    createdAt: s.createdAt.toISOString(),
+  };
+}
+
+/** An agent session as REST answers it (camelCase, like gates); its status computed. */
+export function sessionView(s: SessionState) {
+  return {
+    ...s,
+    firstRequestAt: s.firstRequestAt.toISOString(),
+    lastRequestAt: s.lastRequestAt.toISOString(),
+    endedAt: s.endedAt?.toISOString() ?? null,
+  };
+}
+
+/** One request of a session: a log entry (snake_case, as /v1/logs) with the tools it hid. */
+export function sessionRequestView(e: SessionRequest) {
+  return { ...logEntryView(e), hidden_tools: e.hiddenTools };
 }

@@ -7,6 +7,7 @@ import './enums.ts';
 import './gate.ts';
 import './model.ts';
 import './log.ts';
+import './agent.ts';
 import './admin.ts';
 
 builder.queryType({});

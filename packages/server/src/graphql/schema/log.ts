@@ -145,6 +145,7 @@ builder.queryFields((t) => ({
     args: {
       gateId: t.arg.id(),
       status: t.arg({ type: LogStatus }),
+      sessionId: t.arg.string({ description: 'The client’s session id (x-gatehouse-session-id)' }),
       since: t.arg({ type: 'DateTime' }),
       until: t.arg({ type: 'DateTime' }),
     },
@@ -167,6 +168,7 @@ builder.queryFields((t) => ({
           ...(args.after && { cursor: args.after }),
           ...(args.gateId && { gateId: String(args.gateId) }),
           ...(args.status && { status: args.status }),
+          ...(args.sessionId != null && { sessionId: args.sessionId }),
           ...(args.since && { since: iso(args.since) }),
           ...(args.until && { until: iso(args.until) }),
         });
