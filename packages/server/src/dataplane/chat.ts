@@ -7,7 +7,14 @@
 import type { AllowOverrides } from '@gatehouse/rules/gate';
 import { ValidationError } from '../domain/errors.ts';
 import type { Gate } from '../generated/prisma/client.ts';
-import { type ChatCompletion, type ChatParams, ProviderError, type StreamDelta } from '../providers/types.ts';
+import {
+  type ChatCompletion,
+  type ChatParams,
+  ProviderError,
+  type StreamDelta,
+  textOf,
+} from '../providers/types.ts';
+import type { RolePicker } from './agent.ts';
 import { costOf, estimateUsage, withOutputCap, worstCaseCost } from './cost.ts';
 import { mergeRequest } from './merge.ts';
 import {
@@ -32,7 +39,13 @@ export type ChatOutcome = Omit<TaskOutcome<ChatCompletion>, 'answer'> & { comple
 
 export type ChatCaller = TaskCaller;
 
-export type StreamStart = { id: string; model: string; ignoredOverrides: string[] };
+export type StreamStart = {
+  id: string;
+  model: string;
+  ignoredOverrides: string[];
+  /** An orchestrated agent gate's step (the sub-gate role answering). */
+  action?: string | null;
+};
 
 export type ChatHooks = {
   /** Streams the answer; called before the outcome is known, once the first byte is decided. */
@@ -53,9 +66,39 @@ function chatKind(
   emit: { started: boolean },
 ): TaskKind<ChatRequest, ChatParams, ChatCompletion> {
   let ignoredOverrides: string[] = [];
+  /** Tools an agent gate kept from the model: calling one is a failed attempt. */
+  let hidden = new Set<string>();
   return {
     taskType: 'chat',
     noun: 'chat',
+    restrictTools(request, visible) {
+      if (!request.tools?.length) return { request, hidden: [] };
+      const shown = new Set(visible);
+      const tools = request.tools.filter((t) => shown.has(t.function.name));
+      const hiddenNames = request.tools
+        .filter((t) => !shown.has(t.function.name))
+        .map((t) => t.function.name);
+      hidden = new Set(hiddenNames);
+      if (hiddenNames.length === 0) return { request, hidden: [] };
+      const { tools: _all, toolChoice, ...rest } = request;
+      const forced = typeof toolChoice === 'object' ? toolChoice.function.name : null;
+      return {
+        request: {
+          ...rest,
+          ...(tools.length > 0 && { tools }),
+          ...(toolChoice !== undefined &&
+            tools.length > 0 &&
+            (forced === null || shown.has(forced)) && { toolChoice }),
+        },
+        hidden: hiddenNames,
+      };
+    },
+    toolCallsOf: (completion) => completion.toolCalls.map((c) => c.function),
+    topicOf(request) {
+      const first = request.messages.find((m) => m.role === 'user');
+      return first ? textOf(first.content as string) : null;
+    },
+    conversationOf: (request) => request.messages,
     merge(gate: Gate, request: ChatRequest) {
       const merged = mergeRequest(
         {
@@ -73,7 +116,7 @@ function chatKind(
     // The reservation assumes an output cap: the provider must be held to the same one.
     bounded: withOutputCap,
     worstCase: worstCaseCost,
-    async attempt({ id, modelId, model, params, timing, deps }) {
+    async attempt({ id, modelId, model, params, timing, deps, action }) {
       const adapter = deps.providers.adapter(model.provider);
       if (!adapter)
         throw new ProviderError('not_configured', `Provider "${model.provider}" is not configured`);
@@ -81,7 +124,7 @@ function chatKind(
       const native =
         !format || format.type === 'text' || deps.providers.nativeResponseFormat(model.provider, format.type);
       const sent = withInjectedFormat(params, native);
-      const info: StreamStart = { id, model: modelId, ignoredOverrides };
+      const info: StreamStart = { id, model: modelId, ignoredOverrides, action };
       // With a JSON contract the answer is checked before any of it reaches the client.
       const buffered: StreamDelta[] = [];
       const onDelta = hooks.onDelta
@@ -99,6 +142,18 @@ function chatKind(
         signal: timing.signal,
         ...(onDelta && { onDelta }),
       });
+      const forbidden = completion.toolCalls.find((c) => hidden.has(c.function.name));
+      if (forbidden) {
+        const error = new ProviderError(
+          'invalid_response',
+          `The model called "${forbidden.function.name}", a tool this gate keeps from it`,
+          null,
+          completion.providerResponse,
+        );
+        error.providerRequest = completion.providerRequest;
+        error.usage = completion.usage ?? (await estimateUsage(sent, completion));
+        throw error;
+      }
       const violation = formatViolation(format, completion.content);
       if (violation) {
         const error = new ProviderError('invalid_response', violation, null, completion.providerResponse);
@@ -148,8 +203,54 @@ async function chat(
   return { ...outcome, completion: answer };
 }
 
+const ROUTER_PROMPT = `You route one step of an agent's conversation to the sub-gate whose role fits it.
+Answer with JSON {"role": "<role>"} naming exactly one of these roles:`;
+
+/** The text of a conversation for the router: what was said, without images or tool payloads. */
+function transcriptOf(messages: ChatRequest['messages']): ChatRequest['messages'] {
+  return messages
+    .filter((m) => m.role === 'user' || m.role === 'assistant')
+    .map((m) => ({ role: m.role, content: textOf(m.content as string) }) as ChatRequest['messages'][number])
+    .filter((m) => m.content);
+}
+
+/**
+ * Dynamic orchestration: the agent gate's own model picks the role, in a structured-output
+ * request of its own through the gate (logged as the session's `route` step, counted to it).
+ */
+function rolePicker(deps: () => DataPlaneDeps): RolePicker {
+  return async (gate, caller, session, conversation, roles) => {
+    const schema = {
+      type: 'object',
+      properties: { role: { type: 'string', enum: roles.map((r) => r.role) } },
+      required: ['role'],
+      additionalProperties: false,
+    };
+    const listed = roles.map((r) => `- ${r.role}${r.description ? `: ${r.description}` : ''}`).join('\n');
+    const request: ChatRequest = {
+      messages: [
+        { role: 'system', content: `${ROUTER_PROMPT}\n${listed}` },
+        ...transcriptOf(conversation as ChatRequest['messages']),
+      ],
+      stream: false,
+      responseFormat: { type: 'json_schema', json_schema: { name: 'route', schema, strict: true } },
+    };
+    const outcome = await runTask(
+      deps(),
+      chatKind({}, { started: false }),
+      caller,
+      gate,
+      () => request,
+      {},
+      { session, action: 'route' },
+    );
+    return (JSON.parse(outcome.answer.content ?? '{}') as { role: string }).role;
+  };
+}
+
 /** The data plane over its long-lived parts (providers, log writer, ledger). */
-export function createDataPlane(deps: DataPlaneDeps) {
+export function createDataPlane(base: DataPlaneDeps) {
+  const deps: DataPlaneDeps = { ...base, pickRole: rolePicker(() => deps) };
   return {
     chat: (caller: ChatCaller, gate: Gate, parse: () => ChatRequest, hooks?: ChatHooks) =>
       chat(deps, caller, gate, parse, hooks),

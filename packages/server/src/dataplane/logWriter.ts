@@ -45,6 +45,8 @@ const COLUMNS: [string, string, keyof LogEntryData][] = [
   ['metadata', 'jsonb', 'metadata'],
   ['provider_request', 'jsonb', 'providerRequest'],
   ['provider_response', 'jsonb', 'providerResponse'],
+  ['gate_session_id', 'uuid', 'gateSessionId'],
+  ['hidden_tools', 'text[]', 'hiddenTools'],
   ['created_at', 'timestamptz', 'createdAt'],
 ];
 
@@ -56,6 +58,7 @@ const DEFAULTS: Partial<Record<keyof LogEntryData, unknown>> = {
   latencyMs: 0,
   attempts: [],
   ignoredOverrides: [],
+  hiddenTools: [],
   spendingWarning: false,
   stream: false,
 };
@@ -64,12 +67,15 @@ const DEFAULTS: Partial<Record<keyof LogEntryData, unknown>> = {
 // per batch, no per-row round trip and no ORM in the way on the hot path. A gate deleted while
 // its entries waited in the queue leaves them with no gate_id (as deleting it does to the entries
 // already written) rather than failing its foreign key and losing them; the totals keep its id.
+// An agent session deleted meanwhile (with its gate) is let go the same way.
 const LIST = COLUMNS.map(([c]) => `"${c}"`).join(', ');
-const SELECTED = COLUMNS.map(([c]) => (c === 'gate_id' ? 'g.id' : `x."${c}"`)).join(', ');
+const JOINED: Record<string, string> = { gate_id: 'g.id', gate_session_id: 's.id' };
+const SELECTED = COLUMNS.map(([c]) => JOINED[c] ?? `x."${c}"`).join(', ');
 const INSERT_ENTRIES = `INSERT INTO log_entries (${LIST})
   SELECT ${SELECTED}
   FROM jsonb_to_recordset($1::jsonb) AS x(${COLUMNS.map(([c, t]) => `"${c}" ${t}`).join(', ')})
-  LEFT JOIN gates g ON g.id = x.gate_id`;
+  LEFT JOIN gates g ON g.id = x.gate_id
+  LEFT JOIN agent_sessions s ON s.id = x.gate_session_id`;
 // The hourly totals, grouped here and added in the same transaction as the entries, so they can
 // never disagree with them. (One statement doing both, grouping in SQL, cost the embedded
 // database several times as much.) Costs are summed by the database, rounded as the entries

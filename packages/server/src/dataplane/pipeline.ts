@@ -12,10 +12,12 @@ import { DomainError, HTTP_STATUS, ValidationError } from '../domain/errors.ts';
 import type { Gate } from '../generated/prisma/client.ts';
 import type { ProviderConnection, ProviderRegistry } from '../providers/registry.ts';
 import { ProviderError, type Usage } from '../providers/types.ts';
+import { type AgentRoute, type RolePicker, routeAgent } from './agent.ts';
 import { costOf } from './cost.ts';
 import type { Reservation, SpendingLedger } from './ledger.ts';
 import type { LogEntryData, LogWriter } from './logWriter.ts';
 import { attemptOrder, type RoutingStrategy } from './routing.ts';
+import { type OpenSession, reserveSession, sessionStatusNow, settleSession } from './sessions.ts';
 
 export type Attempt = {
   model: string;
@@ -41,6 +43,8 @@ export type TaskCaller = {
 export type TaskRequestBase = {
   model?: string | undefined;
   sessionId?: string | undefined;
+  /** The step an orchestrated agent gate is asked for (a /v3 body's twin of x-gatehouse-action). */
+  action?: string | undefined;
   metadata?: Record<string, unknown> | undefined;
 };
 
@@ -71,6 +75,8 @@ export type PipelineDeps = {
   ledger: SpendingLedger;
   attemptTimeoutMs: number;
   random?: () => number;
+  /** Dynamic orchestration's router (chat.ts), where agent gates may pick a role by model. */
+  pickRole?: RolePicker;
 };
 
 /** The time one attempt has, and the client's leaving: one signal for both. */
@@ -89,6 +95,8 @@ export type AttemptInput<Params> = {
   params: Params;
   timing: AttemptTiming;
   deps: PipelineDeps;
+  /** Agent gates: the sub-gate role answering, known before the answer (orchestrated). */
+  action: string | null;
 };
 
 /** What an answer cost, and the token counts the log keeps (0 where a type has none). */
@@ -121,7 +129,18 @@ export type TaskKind<Request extends TaskRequestBase, Params, Answer extends Tas
   price(model: CatalogModel, modelId: string, params: Params, answer: Answer): Promise<Priced> | Priced;
   /** The answer's own fields in its log entry (tool calls, media references, ...). */
   logFields?(request: Request, answer: Answer | undefined): Partial<LogEntryData>;
+  /** Agent gates: the request with only the `visible` tools, and the names of those it hid. */
+  restrictTools?(request: Request, visible: string[]): { request: Request; hidden: string[] };
+  /** Agent sessions: the tool calls an answer makes. */
+  toolCallsOf?(answer: Answer): { name: string; arguments: string }[];
+  /** Agent sessions: what the request is about (chat: its first user message). */
+  topicOf?(request: Request): string | null;
+  /** Dynamic orchestration: the conversation the router reads (chat: its messages). */
+  conversationOf?(request: Request): unknown;
 };
+
+/** A request made by the pipeline itself as one step of an agent session (the router's). */
+export type AgentStep = { session: OpenSession | null; action: string };
 
 export type TaskOutcome<Answer> = {
   id: string;
@@ -135,6 +154,10 @@ export type TaskOutcome<Answer> = {
   /** An alert_only limit is reached: the response says so in a header. */
   spendingWarning: boolean;
   attempts: Attempt[];
+  /** Agent gates: the step that answered (the sub-gate's role, or the tool called, or `respond`). */
+  action?: string | null;
+  /** Agent gates: the session's status once this request settled. */
+  sessionStatus?: string;
 };
 
 export const providerOf = (model: string) => findModel(model)?.provider ?? model.split('/')[0] ?? 'unknown';
@@ -244,6 +267,10 @@ type Trace<R> = {
   lastError: ProviderError | null;
   /** What the failed attempts were charged (failedAttemptCost). */
   failedCostUsd: number;
+  /** Agent gates: the session, the step that answered, the tools kept from the model. */
+  session: OpenSession | null;
+  action: string | null;
+  hiddenTools: string[];
 };
 
 type LogFields<A> = {
@@ -289,6 +316,9 @@ function logEntryOf<R extends TaskRequestBase, P, A extends TaskAnswerBase>(
     metadata: (request?.metadata as never) ?? undefined,
     providerRequest: (answer?.providerRequest ?? t.lastError?.providerRequest ?? undefined) as never,
     providerResponse: (answer?.providerResponse ?? t.lastError?.providerResponse ?? undefined) as never,
+    ...(t.session && { gateSessionId: t.session.id }),
+    ...(t.action !== null && { inferredAction: t.action }),
+    ...(t.hiddenTools.length > 0 && { hiddenTools: t.hiddenTools }),
     ...(request && kind.logFields?.(request, answer)),
     createdAt: new Date(),
   };
@@ -371,7 +401,7 @@ async function routeAttempts<R extends TaskRequestBase, P, A extends TaskAnswerB
       }
       const timing = attemptSignal(control.attemptTimeoutMs ?? deps.attemptTimeoutMs, control.signal);
       const answer = await kind
-        .attempt({ id: t.id, modelId, model, params: plan.params, timing, deps })
+        .attempt({ id: t.id, modelId, model, params: plan.params, timing, deps, action: t.action })
         .finally(timing.done);
       const latencyMs = Math.round(performance.now() - t0);
       t.attempts.push({ model: modelId, provider, ok: true, status: 200, error: null, latencyMs });
@@ -420,11 +450,16 @@ function reservationsFor<R extends TaskRequestBase, P, A extends TaskAnswerBase>
   plan: Plan<P>,
 ) {
   const held: Reservation[] = [];
+  const blocking = isBlocking(gate);
   let reserved = 0;
   async function reserve(amount: number) {
-    const reservation = await deps.ledger.reserve(gate.id, amount);
-    if (!reservation) throw spendingLimitReached(gate);
-    held.push(reservation);
+    if (blocking) {
+      const reservation = await deps.ledger.reserve(gate.id, amount);
+      if (!reservation) throw spendingLimitReached(gate);
+      held.push(reservation);
+    }
+    // The session's budget holds on top of the gate's limit (a refusal releases the gate's hold).
+    if (t.session) await reserveSession(t.session, amount);
     reserved += amount;
   }
   return {
@@ -461,6 +496,8 @@ async function recordSpending(deps: PipelineDeps, gate: Gate, held: Reservation[
 /**
  * Runs one request of `kind` through `gate`. `parse` turns the raw body into the type's request
  * and may throw a ValidationError: every failure once the gate is known is logged against it.
+ * On an agent gate the request joins its session and may be answered by a sub-gate (agent.ts);
+ * `step` marks a request the pipeline makes itself within a session (the dynamic router's).
  */
 export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswerBase>(
   deps: PipelineDeps,
@@ -469,6 +506,7 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
   gate: Gate,
   parse: () => R,
   control: RouteControl = {},
+  step?: AgentStep,
 ): Promise<TaskOutcome<A>> {
   const t: Trace<R> = {
     id: control.id ?? randomUUID(),
@@ -479,17 +517,39 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
     ignoredOverrides: [],
     lastError: null,
     failedCostUsd: 0,
+    session: step?.session ?? null,
+    action: step?.action ?? null,
+    hiddenTools: [],
   };
   let held: Reservation[] = [];
   let recorded = false;
+  let role: string | null = null;
   try {
     t.request = parse();
-    const plan = planFor(kind, gate, t.request, deps);
+    let request = t.request;
+    if (!step && gate.gateType === 'agent') {
+      const route: AgentRoute = await routeAgent(gate, caller, request, {
+        topic: kind.topicOf?.(request) ?? null,
+        conversation: kind.conversationOf?.(request),
+        pickRole: kind.conversationOf && deps.pickRole ? deps.pickRole : null,
+      });
+      t.session = route.session;
+      t.gate = route.answering;
+      role = route.role;
+      t.action = route.role;
+      if (route.visibleTools && kind.restrictTools) {
+        const restricted = kind.restrictTools(request, route.visibleTools);
+        request = restricted.request;
+        t.hiddenTools = restricted.hidden;
+      }
+    }
+    const answering = t.gate;
+    const plan = planFor(kind, answering, request, deps);
     t.ignoredOverrides = plan.ignoredOverrides;
     let beforeAttempt = async (_model: string) => {};
-    if (isBlocking(gate)) {
+    if (isBlocking(answering) || t.session?.limit != null) {
       if (kind.bounded) plan.params = kind.bounded(plan.params);
-      const reservations = reservationsFor(kind, deps, gate, t, plan);
+      const reservations = reservationsFor(kind, deps, answering, t, plan);
       held = reservations.held;
       await reservations.first();
       beforeAttempt = reservations.beforeAttempt;
@@ -498,7 +558,22 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
     const priced = await kind.price(model, modelUsed, plan.params, answer);
     const costUsd = priced.costUsd + t.failedCostUsd;
     recorded = true;
-    const { spendingWarning, spendingCrossed } = await recordSpending(deps, gate, held, costUsd);
+    const { spendingWarning, spendingCrossed } = await recordSpending(deps, answering, held, costUsd);
+    const calls = kind.toolCallsOf?.(answer) ?? [];
+    // Observability: the step is what the answer does, a tool it calls or a reply.
+    if (gate.gateType === 'agent' && t.action === null) t.action = calls[0]?.name ?? 'respond';
+    let sessionStatus: string | undefined;
+    if (t.session) {
+      await settleSession(t.session, {
+        costUsd,
+        promptTokens: priced.usage.promptTokens,
+        completionTokens: priced.usage.completionTokens,
+        tools: [...new Set(calls.map((c) => c.name))],
+        toolCallKey: calls.length > 0 ? JSON.stringify(calls.map((c) => [c.name, c.arguments])) : null,
+        role,
+      });
+      sessionStatus = await sessionStatusNow(t.session);
+    }
 
     const outcome: TaskOutcome<A> = {
       id: t.id,
@@ -511,6 +586,8 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
       ignoredOverrides: t.ignoredOverrides,
       spendingWarning,
       attempts: t.attempts,
+      ...(gate.gateType === 'agent' && { action: t.action }),
+      ...(sessionStatus !== undefined && { sessionStatus }),
     };
     await deps.logs.add(
       logEntryOf(kind, t, {
@@ -525,7 +602,18 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
   } catch (error) {
     // Failed attempts the provider may have billed count against the gate like an answer.
     if (!recorded && (held.length > 0 || t.failedCostUsd > 0)) {
-      await recordSpending(deps, gate, held, t.failedCostUsd);
+      await recordSpending(deps, t.gate, held, t.failedCostUsd);
+    }
+    // A request that reached a provider counts in its session; one refused before, only its hold is let go.
+    if (t.session && !recorded && (t.attempts.length > 0 || t.session.reserved > 0)) {
+      await settleSession(t.session, {
+        costUsd: t.failedCostUsd,
+        promptTokens: 0,
+        completionTokens: 0,
+        tools: [],
+        toolCallKey: null,
+        role,
+      }).catch((e) => console.error('session: could not settle', t.session?.id, e));
     }
     const domainError =
       error instanceof DomainError

@@ -134,6 +134,8 @@ export const nativeChatSchema = z.object({
     seed: params.seed.optional(),
   }),
   sessionId: z.string().min(1).max(200).optional(),
+  /** The step an orchestrated agent gate is asked for (the x-gatehouse-action header's twin). */
+  action: z.string().min(1).max(64).optional(),
   metadata: metadata.optional(),
 });
 
@@ -173,6 +175,7 @@ export type ChatRequest = {
   thinking?: ThinkingConfig;
   betas?: string[];
   sessionId?: string;
+  action?: string;
   metadata?: Record<string, unknown>;
 };
 
@@ -187,6 +190,7 @@ export function fromNative(body: z.infer<typeof nativeChatSchema>): ChatRequest 
     tools: data.tools as ToolDefinition[] | undefined,
     stream: data.stream ?? false,
     sessionId: body.sessionId,
+    action: body.action,
     metadata: body.metadata,
   });
 }

@@ -13,6 +13,8 @@ export function outcomeHeaders(
     ...(o.costUsd !== undefined && { 'x-gatehouse-cost-usd': String(o.costUsd) }),
     ...(o.ignoredOverrides.length > 0 && { 'x-gatehouse-ignored-overrides': o.ignoredOverrides.join(',') }),
     ...(o.spendingWarning && { 'x-gatehouse-spending-warning': 'spending limit reached' }),
+    ...(o.action && { 'x-gatehouse-action': o.action }),
+    ...(o.sessionStatus && { 'x-gatehouse-session-status': o.sessionStatus }),
   };
 }
 
@@ -106,6 +108,7 @@ export async function streamChat(
         id: streamStart.id,
         modelUsed: streamStart.model,
         ignoredOverrides: streamStart.ignoredOverrides,
+        action: streamStart.action ?? null,
       }),
     },
   });

@@ -9,6 +9,7 @@
  *   [mock:tool=NAME]           call tool NAME (when the request offers tools and its last
  *                              message is the user's: after a tool result it answers in text)
  *   [mock:badjson] / [mock:badjson@MODEL]   answer with text that is not JSON
+ *   [mock:role=NAME]           as an agent gate's router, pick the sub-gate with role NAME
  */
 import {
   type CallOptions,
@@ -63,15 +64,22 @@ export function sampleOf(schema: unknown): unknown {
   }
 }
 
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
 const estimateTokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
 
 function answerText(model: string, params: ChatParams, prompt: string, directives: Directives): string {
   const format = params.responseFormat;
   if (format && format.type !== 'text') {
     if (applies(directives.get('badjson'), model)) return 'this is not JSON';
-    return JSON.stringify(
-      format.type === 'json_schema' ? sampleOf(format.json_schema.schema) : { echo: prompt },
-    );
+    const role = directives.get('role')?.value;
+    if (format.type === 'json_schema') {
+      const sample = sampleOf(format.json_schema.schema);
+      // [mock:role=NAME] answers an agent gate's router with that role (dynamic orchestration).
+      return JSON.stringify(role !== undefined && isRecord(sample) ? { ...sample, role } : sample);
+    }
+    return JSON.stringify({ echo: prompt });
   }
   switch (model) {
     case 'fast':

@@ -9,6 +9,7 @@ export function nativeEnvelope<D extends z.ZodType>(data: D) {
     data,
     model: params.model.optional(),
     sessionId: z.string().min(1).max(200).optional(),
+    action: z.string().min(1).max(64).optional(),
     metadata: metadata.optional(),
   });
 }
@@ -17,11 +18,13 @@ export function nativeEnvelope<D extends z.ZodType>(data: D) {
 export function envelopeFields(body: {
   model?: string | undefined;
   sessionId?: string | undefined;
+  action?: string | undefined;
   metadata?: Record<string, unknown> | undefined;
 }) {
   return {
     ...(body.model !== undefined && { model: body.model }),
     ...(body.sessionId !== undefined && { sessionId: body.sessionId }),
+    ...(body.action !== undefined && { action: body.action }),
     ...(body.metadata !== undefined && { metadata: body.metadata }),
   };
 }

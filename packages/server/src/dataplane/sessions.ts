@@ -1,0 +1,170 @@
+/**
+ * Agent sessions at request time: the first request with an unseen session id opens the session;
+ * each request's worst case is reserved against the session's budget before the provider is
+ * called, and its actual cost, tokens, tool calls and role settled after. Every decision is one
+ * SQL statement on the session's row, so concurrent requests (and several gateway processes on
+ * one PostgreSQL) can never spend past the budget. The read side (lists, ends) is
+ * domain/agentSessions.ts.
+ */
+import { randomUUID } from 'node:crypto';
+import { isSessionKey, SESSION_KEY_MESSAGE } from '@gatehouse/rules/agent';
+import { sql } from '../db/client.ts';
+import { DomainError, ValidationError } from '../domain/errors.ts';
+import type { Gate } from '../generated/prisma/client.ts';
+
+/** The same tool call this many times in a row marks the session runaway. */
+export const RUNAWAY_REPEATS = 5;
+const TOPIC_LENGTH = 200;
+
+export type OpenSession = {
+  id: string;
+  key: string;
+  /** The status before this request; `runaway` when this request makes it so. */
+  status: string;
+  /** This request arrives after the session ended, or past its request limit: it passes, flagged. */
+  runaway: boolean;
+  limit: number | null;
+  /** What this request has reserved against the budget so far. */
+  reserved: number;
+};
+
+type Row = { id: string; status: string; request_count: number };
+
+export function checkSessionKey(key: string, path: string): string {
+  if (!isSessionKey(key)) throw new ValidationError([{ path, message: SESSION_KEY_MESSAGE }]);
+  return key;
+}
+
+function budgetExceeded(key: string): DomainError {
+  return new DomainError(
+    'session_budget_exceeded',
+    `Session "${key}" has reached its spending budget; end it and start a new session, or raise the gate's sessionSpendingLimit`,
+  );
+}
+
+/**
+ * The agent gate's session for this request, opened on first use. A session whose budget is spent
+ * refuses the request (402 session_budget_exceeded); one that was ended, or is past its request
+ * limit, lets it pass and is marked runaway when the request settles.
+ */
+export async function openSession(
+  gate: Gate,
+  userId: string,
+  key: string,
+  topic: string | null,
+): Promise<OpenSession> {
+  const now = new Date();
+  await sql().query(
+    `INSERT INTO agent_sessions (id, gate_id, user_id, session_key, status, topic, first_request_at, last_request_at, created_at)
+     VALUES ($1::uuid, $2::uuid, $3::uuid, $4, 'active', $5, $6, $6, $6)
+     ON CONFLICT (gate_id, session_key) DO NOTHING`,
+    [randomUUID(), gate.id, userId, key, topic?.slice(0, TOPIC_LENGTH) ?? null, now],
+  );
+  const [row] = await sql().query<Row>(
+    'SELECT id, status, request_count FROM agent_sessions WHERE gate_id = $1::uuid AND session_key = $2',
+    [gate.id, key],
+  );
+  if (!row) throw new Error(`session ${key} of gate ${gate.id} vanished as it was opened`);
+  if (row.status === 'budget_exceeded') throw budgetExceeded(key);
+  const max = gate.maxRequestsPerSession;
+  const limit = gate.sessionSpendingLimit === null ? null : Number(gate.sessionSpendingLimit);
+  return {
+    id: row.id,
+    key,
+    status: row.status,
+    runaway: row.status === 'completed' || (max !== null && row.request_count >= max),
+    limit,
+    reserved: 0,
+  };
+}
+
+/**
+ * Reserves `amount` of the session's budget. Refused (402) when it does not fit beside what is
+ * spent and reserved; when even an idle session could not fit it, the budget is spent for good
+ * and the session becomes budget_exceeded.
+ */
+export async function reserveSession(session: OpenSession, amount: number): Promise<void> {
+  if (session.limit === null) return;
+  const rows = await sql().query(
+    `UPDATE agent_sessions SET spending_reserved = spending_reserved + $2::numeric
+     WHERE id = $1::uuid AND status <> 'budget_exceeded'
+       AND spending_current + spending_reserved + $2::numeric <= $3::numeric
+     RETURNING id`,
+    [session.id, amount.toFixed(10), session.limit.toFixed(10)],
+  );
+  if (rows.length === 0) {
+    await sql().query(
+      `UPDATE agent_sessions SET status = 'budget_exceeded'
+       WHERE id = $1::uuid AND spending_reserved = 0 AND spending_current + $2::numeric > $3::numeric`,
+      [session.id, amount.toFixed(10), session.limit.toFixed(10)],
+    );
+    throw budgetExceeded(session.key);
+  }
+  session.reserved += amount;
+}
+
+export type SessionSettlement = {
+  costUsd: number;
+  promptTokens: number;
+  completionTokens: number;
+  /** Tool names the answer called. */
+  tools: string[];
+  /** The answer's tool calls, name and arguments, as one key: repeats of it in a row are counted. */
+  toolCallKey: string | null;
+  /** The sub-gate role that answered, if any. */
+  role: string | null;
+};
+
+/**
+ * Settles a request on its session: its reservation released, its cost, tokens, tools and role
+ * added, the last tool call's repeats counted; the status moves to runaway (ended, over the
+ * request limit, a repeating tool call) or budget_exceeded (the budget reached).
+ */
+export async function settleSession(session: OpenSession, s: SessionSettlement): Promise<void> {
+  await sql().query(
+    `UPDATE agent_sessions SET
+       spending_reserved = GREATEST(spending_reserved - $2::numeric, 0),
+       spending_current = spending_current + $3::numeric,
+       request_count = request_count + 1,
+       prompt_tokens = prompt_tokens + $4::integer,
+       completion_tokens = completion_tokens + $5::integer,
+       tools_called = ARRAY(SELECT DISTINCT unnest(tools_called || $6::text[]) ORDER BY 1),
+       sub_gates_used = CASE WHEN $7::text IS NULL OR $7::text = ANY(sub_gates_used) THEN sub_gates_used
+                             ELSE array_append(sub_gates_used, $7::text) END,
+       tool_call_repeats = CASE WHEN $8::text IS NULL THEN 0
+                                WHEN last_tool_call = $8::text THEN tool_call_repeats + 1 ELSE 1 END,
+       last_tool_call = $8::text,
+       last_request_at = $9,
+       status = CASE
+         WHEN status = 'budget_exceeded' THEN status
+         WHEN $10::numeric IS NOT NULL AND spending_current + $3::numeric >= $10::numeric THEN 'budget_exceeded'
+         WHEN $11::boolean THEN 'runaway'
+         WHEN $8::text IS NOT NULL AND last_tool_call = $8::text AND tool_call_repeats + 1 >= ${RUNAWAY_REPEATS}
+           THEN 'runaway'
+         ELSE status END
+     WHERE id = $1::uuid`,
+    [
+      session.id,
+      session.reserved.toFixed(10),
+      s.costUsd.toFixed(10),
+      s.promptTokens,
+      s.completionTokens,
+      s.tools,
+      s.role,
+      s.toolCallKey,
+      new Date(),
+      session.limit === null ? null : session.limit.toFixed(10),
+      session.runaway,
+    ],
+  );
+  session.reserved = 0;
+}
+
+/** The session's status once a request settled, for the response header. */
+export async function sessionStatusNow(session: OpenSession): Promise<string> {
+  const [row] = await sql().query<{ status: string }>(
+    'SELECT status FROM agent_sessions WHERE id = $1::uuid',
+    [session.id],
+  );
+  return row?.status ?? session.status;
+}
