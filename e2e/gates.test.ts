@@ -333,6 +333,52 @@ describe('the gate page', () => {
     await screenshot('gate-alert');
   });
 
+  it('tries an embeddings gate and a speech gate from the Try it tab, and each request is logged', async () => {
+    const created = async (taskType: string, model: string) => {
+      const res = await rest('POST', '/v1/gates', { name: `Try ${taskType}`, taskType, model });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      return res.body.id as string;
+    };
+    const answer = () => page.getByRole('region', { name: 'Answer' });
+
+    const embeddingsId = await created('embeddings', 'mock/embed');
+    await openGate(embeddingsId, '?tab=try');
+    await page.getByLabel('Input').fill('a sentence to embed');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await answer().getByText('1 vector of 1536 dimensions').waitFor();
+    expect(
+      await answer()
+        .getByText(/^mock\/embed · \$/)
+        .count(),
+    ).toBe(1);
+
+    const speechId = await created('tts', 'mock/tts');
+    await openGate(speechId, '?tab=try');
+    await page.getByLabel('Input').fill('Hello from the dashboard');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const player = answer().getByLabel('Generated speech');
+    await player.waitFor();
+    // The browser reads the answer as audio it can play, with a length.
+    const duration = await player.evaluate(
+      (el) =>
+        new Promise<number>((resolve, reject) => {
+          const audio = el as HTMLAudioElement;
+          if (audio.readyState >= 1) resolve(audio.duration);
+          audio.addEventListener('loadedmetadata', () => resolve(audio.duration), { once: true });
+          audio.addEventListener('error', () => reject(new Error('the browser cannot play it')), {
+            once: true,
+          });
+        }),
+    );
+    expect(duration).toBeGreaterThan(0.5);
+    await screenshot('gate-try-it-speech');
+
+    // Log entries are written off the request path, in batches: wait for this one.
+    await expect
+      .poll(async () => (await rest('GET', `/v1/logs?gateId=${speechId}`)).body.logs.length)
+      .toBe(1);
+  });
+
   it('deletes a gate from the Danger Zone once its exact name is typed, and goes back to the list', async () => {
     await openGate(tabbedId, '?tab=danger');
     const confirm = page.getByLabel('Type Tabbed gate to confirm');
