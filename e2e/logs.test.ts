@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +17,7 @@ describe('the request log in the dashboard', () => {
   let browser: RunningBrowser;
   let page: Page;
   let api: ReturnType<typeof gatewayClient>;
+  let apiKey = '';
   const gates = { support: '', resilient: '' };
   let logged: LoggedEntry[] = [];
   let failed: LoggedEntry;
@@ -47,7 +48,7 @@ describe('the request log in the dashboard', () => {
     browser = await launchBrowser();
     await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
     page = await browser.context.newPage();
-    const apiKey = await signUpInBrowser(
+    apiKey = await signUpInBrowser(
       page,
       server.url,
       `logs-${Date.now()}@example.com`,
@@ -294,6 +295,43 @@ describe('the request log in the dashboard', () => {
     await resultSection.waitFor();
     expect(await resultSection.textContent()).toContain(calls[0]?.id);
     expect(await resultSection.locator('.json-tree').textContent()).toContain('"temperature": 21');
+  });
+
+  it('shows an image gate’s image in its entry: Download saves the bytes the API returned, Copy puts it on the clipboard', async () => {
+    const gateId = await api.createGate({ name: 'Image gate', taskType: 'image', model: 'mock/image' });
+    const res = await fetch(`${server.url}/v3/image`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ gateId, data: { prompt: 'a lighthouse at dusk' } }),
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const answer = (await res.json()) as { id: string; images: { base64: string }[] };
+    const returned = Buffer.from(answer.images[0]?.base64 ?? '', 'base64');
+    expect(returned.length).toBeGreaterThan(100);
+
+    await page.goto(`${server.url}/logs?entry=${answer.id}`);
+    const image = panel().getByRole('img', { name: 'What the model answered (1 of 1)' });
+    await image.waitFor();
+    // The browser decoded it: an image with its real size, not a broken placeholder.
+    expect(await image.evaluate((el) => (el as HTMLImageElement).naturalWidth)).toBeGreaterThan(0);
+
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      panel().getByRole('button', { name: 'Download' }).first().click(),
+    ]);
+    const saved = await readFile((await download.path()) as string);
+    expect(saved.equals(returned)).toBe(true);
+
+    await panel().getByRole('button', { name: 'Copy image' }).first().click();
+    await panel().getByRole('button', { name: 'Copied' }).first().waitFor();
+    const clipboard = await page.evaluate(async () => {
+      const [item] = await navigator.clipboard.read();
+      const type = item?.types.find((t) => t.startsWith('image/'));
+      return type && item ? { type, size: (await item.getType(type)).size } : null;
+    });
+    expect(clipboard?.type).toBe('image/png');
+    expect(clipboard?.size).toBeGreaterThan(100);
+    await screenshot('logs-image-entry');
   });
 });
 
