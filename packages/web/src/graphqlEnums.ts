@@ -7,7 +7,10 @@
 
 import { type EnumValue, enumValueOf } from '@gatehouse/rules/enumValues';
 import {
+  AGENT_MODES,
   ANALYSIS_METHODS,
+  GATE_TYPES,
+  ORCHESTRATIONS,
   REANALYSIS_PERIODS,
   RESPONSE_FORMAT_TYPES,
   ROUTING_STRATEGIES,
@@ -40,6 +43,9 @@ const GATE_CHOICES = {
   responseFormatType: RESPONSE_FORMAT_TYPES,
   spendingLimitPeriod: SPENDING_PERIODS,
   spendingEnforcement: SPENDING_ENFORCEMENTS,
+  gateType: GATE_TYPES,
+  agentMode: AGENT_MODES,
+  orchestration: ORCHESTRATIONS,
 } as const;
 
 type ChoiceField = keyof typeof GATE_CHOICES;

@@ -1,12 +1,104 @@
-/** The Connections tab: the agent gates that use this gate as a sub-gate (none can yet). */
-export function Connections() {
+import { useMutation, useQuery } from 'urql';
+import { Link } from 'wouter';
+import { graphql } from '../graphql.ts';
+import { ErrorBanner, Loading } from '../ui/status.tsx';
+import { DetachableRow, DetachSubGateMutation } from './DetachRow.tsx';
+
+const GateConnectionsQuery = graphql(`
+  query GateConnections($id: ID!) {
+    gate(id: $id) {
+      id
+      connections {
+        role
+        description
+        agentGate {
+          id
+          name
+        }
+      }
+    }
+  }
+`);
+
+/** The Connections tab: the agent gates that use this gate as a sub-gate, each with Detach. */
+export function Connections({ gateId, active }: { gateId: string; active: boolean }) {
+  const [{ data, fetching, error }, refetch] = useQuery({
+    query: GateConnectionsQuery,
+    variables: { id: gateId },
+    requestPolicy: 'cache-and-network',
+    pause: !active,
+  });
+  const [, detachSubGate] = useMutation(DetachSubGateMutation);
+  const connections = data?.gate?.connections ?? [];
+
+  const detach = async (agentGateId: string) => {
+    const result = await detachSubGate({ gateId: agentGateId, subGateId: gateId });
+    const outcome = result.data?.detachSubGate;
+    if (outcome?.__typename === 'MutationDetachSubGateSuccess') {
+      refetch({ requestPolicy: 'network-only' });
+      return null;
+    }
+    return (
+      (outcome && 'message' in outcome ? outcome.message : undefined) ??
+      result.error?.graphQLErrors[0]?.message ??
+      'The sub-gate could not be detached; try again.'
+    );
+  };
+
   return (
     <section className="connections">
       <h2>Used by agent gates</h2>
-      <p className="empty-line">No agent gate uses this gate as a sub-gate.</p>
+      {!data && fetching && <Loading what="the agent gates using this gate" />}
+      {error && !data && (
+        <ErrorBanner error={error} onRetry={() => refetch({ requestPolicy: 'network-only' })} />
+      )}
+      {data && connections.length === 0 && (
+        <p className="empty-line">No agent gate uses this gate as a sub-gate.</p>
+      )}
+      {connections.length > 0 && (
+        <div className="table-wrap">
+          <table className="table">
+            <thead>
+              <tr>
+                <th>Agent gate</th>
+                <th>Role</th>
+                <th>Description</th>
+                <th>
+                  <span className="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {connections.map((connection) => (
+                <DetachableRow
+                  key={`${connection.agentGate.id}/${connection.role}`}
+                  columns={3}
+                  what={
+                    <>
+                      this gate from <strong>{connection.agentGate.name}</strong> (role{' '}
+                      <span className="mono">{connection.role}</span>)
+                    </>
+                  }
+                  onDetach={() => detach(connection.agentGate.id)}
+                  cells={
+                    <>
+                      <td>
+                        <span className="badge info">AGENT</span>{' '}
+                        <Link href={`/gates/${connection.agentGate.id}`}>{connection.agentGate.name}</Link>
+                      </td>
+                      <td className="mono">{connection.role}</td>
+                      <td>{connection.description ?? <span className="muted">None</span>}</td>
+                    </>
+                  }
+                />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
       <p className="muted">
-        An agent gate lists its sub-gates on its own Sub-Gates tab, and they would show here with a Detach
-        action. This Gatehouse has no agent gates yet, so there is nothing to list.
+        An agent gate lists its sub-gates on its own Sub-Gates tab; detaching here is the same as detaching
+        there.
       </p>
     </section>
   );

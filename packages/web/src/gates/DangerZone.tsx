@@ -29,8 +29,8 @@ export function DangerZone({
       <h2 id={`${inputId}-title`}>Delete this gate</h2>
       <p>
         Deleting a gate cannot be undone. Applications that call it get 404 from then on; its log entries
-        stay, without the link to the gate. An agent gate that used it as a sub-gate would be detached from
-        it; none does.
+        stay, without the link to the gate. An agent gate that uses it as a sub-gate is detached from it (see
+        Connections).
       </p>
       <form onSubmit={onSubmit} className="form">
         {problem && (

@@ -124,7 +124,7 @@ export function GateEditor({
         savedNotice={savedNotice}
         spendingNow={<SpendingNow gate={gate} />}
         tryIt={<TryIt gateId={gate.id} taskType={fromEnum(TASK_TYPES, gate.taskType)} />}
-        connections={<Connections />}
+        connections={<Connections gateId={gate.id} active={tab === 'connections'} />}
         dangerZone={<DangerZone gateName={gate.name} onDelete={onDelete} />}
       />
     </section>
