@@ -165,6 +165,33 @@ describe('plain model names from clients', () => {
   });
 });
 
+describe('GET /v1/models?taskType=', () => {
+  it('lists, for one task type, its gates and the configured models that serve it, and nothing else', async () => {
+    const user = await signUpUser(app);
+    const chatGate = await createGate(app, user, { model: 'gpt-4o-mini' });
+    const embedGate = await createGate(app, user, {
+      taskType: 'embeddings',
+      model: 'text-embedding-3-small',
+    });
+    const res = await app.request('/v1/models?taskType=embeddings', { headers: user.auth });
+    expect(res.status).toBe(200);
+    const data = ((await res.json()) as { data: { id: string; owned_by: string; task_types: string[] }[] })
+      .data;
+    const ids = data.map((m) => m.id);
+    expect(ids).toContain(embedGate.id);
+    expect(ids).not.toContain(chatGate.id);
+    expect(ids).toEqual(expect.arrayContaining(['openai/text-embedding-3-small', 'mock/embed']));
+    expect(ids).not.toContain('openai/gpt-4o-mini');
+    // Gemini is not configured here: its embedding models are not offered.
+    expect(ids.some((id) => id.startsWith('gemini/'))).toBe(false);
+    for (const m of data) expect(m.task_types, m.id).toEqual(expect.arrayContaining(['embeddings']));
+
+    const bad = await app.request('/v1/models?taskType=painting', { headers: user.auth });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { param: string } }).error.param).toBe('taskType');
+  });
+});
+
 describe('createModelNames (the rule itself)', () => {
   it('takes a name several providers serve from the one configured here', () => {
     const groqOnly = createModelNames(new Set(['groq']));

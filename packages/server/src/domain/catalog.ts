@@ -241,6 +241,8 @@ export type ModelName = { ok: true; id: string } | { ok: false; message: string 
  * question only the user can answer, so it is refused listing the spellings to choose from.
  */
 export type ModelNames = {
+  /** The providers configured here. */
+  configured: ReadonlySet<string>;
   resolve(name: string): ModelName;
   /** The plain name that resolves to `id`, if there is one (for listings that show both). */
   plainNameOf(id: string): string | null;
@@ -288,6 +290,7 @@ export function createModelNames(configured: ReadonlySet<string>): ModelNames {
   }
 
   return {
+    configured,
     resolve(name) {
       let found = remembered.get(name);
       if (!found) {

@@ -4,13 +4,15 @@
  * the x-gatehouse-gate-id header, a gateId in the body, or a gate UUID as the model.
  */
 
+import { TASK_TYPES } from '@gatehouse/rules/gate';
 import { isUuid } from '@gatehouse/rules/ids';
 import type { Context } from 'hono';
 import { Hono } from 'hono';
+import { z } from 'zod';
 import type { ChatOutcome, DataPlane, StreamStart } from '../dataplane/chat.ts';
 import { fromOpenAI, openAIChatSchema } from '../dataplane/request.ts';
 import { prisma } from '../db/client.ts';
-import { findModel, type ModelNames } from '../domain/catalog.ts';
+import { findModel, listModels, type ModelNames } from '../domain/catalog.ts';
 import { DomainError, HTTP_STATUS, parseWith, ValidationError } from '../domain/errors.ts';
 import { loadGate } from '../domain/gateCache.ts';
 import { callerOf } from '../http/caller.ts';
@@ -153,6 +155,8 @@ export function gateIdOf(c: Context, body: unknown): string {
   return candidate;
 }
 
+const modelsQuerySchema = z.strictObject({ taskType: z.enum(TASK_TYPES).optional() });
+
 export function openAIRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: number }, models: ModelNames) {
   const app = new Hono<ActorEnv>();
   app.onError((error, c) => {
@@ -184,17 +188,23 @@ export function openAIRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: numbe
    * `provider/model` id and, where it resolves back to the same model, its plain name.
    */
   app.get('/models', requireActor, async (c) => {
+    const { taskType } = parseWith(modelsQuerySchema, c.req.query());
     const gates = await prisma.gate.findMany({
-      where: { userId: c.var.actor.user.id },
-      select: { id: true, name: true, model: true, fallbackModels: true, createdAt: true },
+      where: { userId: c.var.actor.user.id, ...(taskType && { taskType }) },
+      select: { id: true, name: true, model: true, fallbackModels: true, createdAt: true, taskType: true },
       orderBy: { createdAt: 'asc' },
     });
     const routed = new Set(gates.flatMap((g) => [g.model, ...g.fallbackModels]));
+    // For one task type, also every catalog model that serves it on a provider configured here.
+    if (taskType) {
+      for (const m of listModels({ taskType })) if (models.configured.has(m.provider)) routed.add(m.id);
+    }
     const spellings = [...routed].flatMap((id) => {
-      const owner = findModel(id)?.provider ?? 'unknown';
+      const model = findModel(id);
+      const owner = model?.provider ?? 'unknown';
       const plain = models.plainNameOf(id);
       const ids = plain === null ? [id] : [id, plain];
-      return ids.map((spelling) => ({ id: spelling, owner }));
+      return ids.map((spelling) => ({ id: spelling, owner, taskTypes: model?.taskTypes ?? [] }));
     });
     const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
     return c.json({
@@ -206,10 +216,17 @@ export function openAIRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: numbe
           created: seconds(g.createdAt),
           owned_by: 'gatehouse',
           name: g.name,
+          task_types: [g.taskType],
         })),
         ...spellings
           .sort((a, b) => a.id.localeCompare(b.id))
-          .map(({ id, owner }) => ({ id, object: 'model', created: 0, owned_by: owner })),
+          .map(({ id, owner, taskTypes }) => ({
+            id,
+            object: 'model',
+            created: 0,
+            owned_by: owner,
+            task_types: taskTypes,
+          })),
       ],
     });
   });
