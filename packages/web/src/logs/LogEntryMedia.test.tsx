@@ -143,4 +143,20 @@ describe('the log entry view, with stored media', () => {
     );
     expect(screen.queryByRole('region', { name: /Image|Audio/ })).toBeNull();
   });
+
+  it('plays a stored video, with a download of the same file', () => {
+    render(
+      <LogEntryView
+        entry={entry({
+          endpoint: '/v3/video',
+          providerResponse: { id: 'video_1', status: 'completed' },
+          media: [{ index: 0, mimeType: 'video/mp4', bytes: 4096, url: `/v1/logs/${ID}/media/0` }],
+        })}
+      />,
+    );
+    const video = within(screen.getByRole('region', { name: 'Video' }));
+    expect(video.getByLabelText('Video 1').getAttribute('src')).toBe(`/v1/logs/${ID}/media/0`);
+    expect(video.getByRole('link', { name: 'Download' }).getAttribute('download')).toMatch(/\.mp4$/);
+    expect(screen.queryByRole('region', { name: 'Image' })).toBeNull();
+  });
 });

@@ -66,6 +66,7 @@ export function LogEntryView({ entry: data }: { entry: FragmentOf<typeof LogEntr
     .filter((m) => m.mimeType.startsWith('image/'))
     .map((m) => ({ src: m.url, mediaType: m.mimeType, path: mediaLabel(m), stored: true }));
   const audio = entry.media.filter((m) => m.mimeType.startsWith('audio/'));
+  const videos = entry.media.filter((m) => m.mimeType.startsWith('video/'));
   const images = [...stored, ...findImages(entry.providerResponse)];
 
   return (
@@ -79,6 +80,7 @@ export function LogEntryView({ entry: data }: { entry: FragmentOf<typeof LogEntr
         </Section>
       )}
       {audio.length > 0 && <AudioSection entryId={entry.id} audio={audio} />}
+      {videos.length > 0 && <VideoSection entryId={entry.id} videos={videos} />}
       {toolCalls && toolCalls.length > 0 && <ToolCallsSection toolCalls={toolCalls} />}
       {toolResults && toolResults.length > 0 && <ToolResultsSection toolResults={toolResults} />}
       <PayloadSections entry={entry} />
@@ -114,6 +116,36 @@ function AudioSection({ entryId, audio }: { entryId: string; audio: StoredMedia[
               className="button small"
               href={m.url}
               download={`gatehouse-${entryId.slice(0, 8)}-${m.index + 1}.${AUDIO_EXTENSIONS[m.mimeType] ?? 'bin'}`}
+            >
+              Download
+            </a>
+          </figcaption>
+        </figure>
+      ))}
+    </Section>
+  );
+}
+
+const VIDEO_EXTENSIONS: Record<string, string> = {
+  'video/mp4': 'mp4',
+  'video/webm': 'webm',
+  'video/quicktime': 'mov',
+};
+
+/** The video an answer carried (an animated GIF shows among the images): a player and a download. */
+function VideoSection({ entryId, videos }: { entryId: string; videos: StoredMedia[] }) {
+  return (
+    <Section title={videos.length === 1 ? 'Video' : `Videos (${videos.length})`}>
+      {videos.map((m) => (
+        <figure key={m.index} className="video-preview">
+          {/* biome-ignore lint/a11y/useMediaCaption: generated video has no captions to offer */}
+          <video controls preload="metadata" src={m.url} aria-label={`Video ${m.index + 1}`} />
+          <figcaption>
+            <span className="mono muted small">{mediaLabel(m)}</span>{' '}
+            <a
+              className="button small"
+              href={m.url}
+              download={`gatehouse-${entryId.slice(0, 8)}-${m.index + 1}.${VIDEO_EXTENSIONS[m.mimeType] ?? 'bin'}`}
             >
               Download
             </a>
