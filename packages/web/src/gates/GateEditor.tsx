@@ -209,12 +209,14 @@ function GateHeader({ gate }: { gate: Gate }) {
           <h1>
             {gate.name}
             <span className="title-status">
+              {gate.gateType === 'AGENT' && <span className="badge info">AGENT</span>}{' '}
               <SpendingBadge gate={gate} />
             </span>
           </h1>
           <p className="muted small">
-            Gate id <span className="mono">{gate.id}</span> · {fromEnum(TASK_TYPES, gate.taskType)} ·{' '}
-            {gate.model}
+            Gate id <span className="mono">{gate.id}</span> ·{' '}
+            {gate.gateType === 'AGENT' ? 'agent gate' : 'standard gate'} ·{' '}
+            {fromEnum(TASK_TYPES, gate.taskType)} · {gate.model}
           </p>
         </div>
       </div>

@@ -1,6 +1,6 @@
 import type { GateCreate } from '@gatehouse/rules/gate';
 import type { UseFormReturn } from 'react-hook-form';
-import { IdentityFields, TaskTypeField } from './fields/BasicInfoFields.tsx';
+import { AgentFields, GateTypeField, IdentityFields, TaskTypeField } from './fields/BasicInfoFields.tsx';
 import type { ModelOption, ModelsState } from './fields/ModelSelect.tsx';
 import {
   FallbackModelsField,
@@ -44,8 +44,11 @@ export function GateForm({
 
       <fieldset>
         <legend>Basic info</legend>
+        <GateTypeField form={form} />
         <IdentityFields form={form} />
       </fieldset>
+
+      <AgentFields form={form} />
 
       <fieldset>
         <legend>Models &amp; routing</legend>

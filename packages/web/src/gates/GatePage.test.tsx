@@ -45,6 +45,13 @@ function storedGate(overrides: Record<string, unknown> = {}) {
     spendingPeriodStart: '2026-11-01T00:00:00.000Z',
     spendingResetsAt: '2026-12-01T00:00:00.000Z',
     spendingStatus: 'ACTIVE',
+    gateType: 'STANDARD',
+    agentMode: null,
+    orchestration: null,
+    sessionSpendingLimit: null,
+    sessionIdleMinutes: 30,
+    maxRequestsPerSession: null,
+    visibleTools: null,
     createdAt: '2026-11-02T10:00:00.000Z',
     updatedAt: '2026-11-02T10:00:00.000Z',
     ...overrides,
@@ -256,5 +263,38 @@ describe('the gate page form', () => {
     await user.click(screen.getByRole('button', { name: 'Raise or remove the limit' }));
     expect(tab('Spending Limits').getAttribute('aria-selected')).toBe('true');
     await waitFor(() => expect(document.activeElement?.id).toBe('spendingLimit'));
+  });
+
+  it('shows an agent gate’s settings on Basic Info, orchestration once orchestrated, and saves them', async () => {
+    const user = userEvent.setup();
+    const gate = storedGate({ gateType: 'AGENT', agentMode: 'OBSERVABILITY', sessionIdleMinutes: 30 });
+    const graphql = fakeGraphQL(gate, saved(gate));
+    await renderGatePage(graphql);
+
+    expect(screen.getByText('AGENT')).toBeTruthy();
+    expect(screen.queryByLabelText('Orchestration')).toBeNull();
+    await user.selectOptions(screen.getByLabelText('Agent mode'), 'orchestrated');
+    await user.selectOptions(screen.getByLabelText('Orchestration'), 'dynamic');
+    await user.type(screen.getByLabelText('Session spending limit (USD)'), '2');
+    await user.type(screen.getByLabelText('Visible tools'), 'search, read_file');
+    await user.click(screen.getByRole('button', { name: 'Save changes' }));
+
+    await screen.findByText('Saved 4 changes.');
+    expect(graphql.inputs()).toEqual([
+      {
+        agentMode: 'ORCHESTRATED',
+        orchestration: 'DYNAMIC',
+        sessionSpendingLimit: 2,
+        visibleTools: ['search', 'read_file'],
+      },
+    ]);
+  });
+
+  it('shows no agent settings on a standard gate', async () => {
+    const graphql = fakeGraphQL(storedGate(), saved(storedGate()));
+    await renderGatePage(graphql);
+    expect(screen.getByText(/Gate type:/).textContent).toContain('standard');
+    expect(screen.queryByLabelText('Agent mode')).toBeNull();
+    expect(screen.queryByLabelText('Visible tools')).toBeNull();
   });
 });

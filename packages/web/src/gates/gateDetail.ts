@@ -36,6 +36,13 @@ export const GateDetail = graphql(`
     spendingPeriodStart
     spendingResetsAt
     spendingStatus
+    gateType
+    agentMode
+    orchestration
+    sessionSpendingLimit
+    sessionIdleMinutes
+    maxRequestsPerSession
+    visibleTools
     createdAt
     updatedAt
   }

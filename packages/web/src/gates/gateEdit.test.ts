@@ -31,6 +31,13 @@ const stored: StoredGate = {
   spendingLimit: 10,
   spendingLimitPeriod: 'MONTHLY',
   spendingEnforcement: 'BLOCK',
+  gateType: 'STANDARD',
+  agentMode: null,
+  orchestration: null,
+  sessionSpendingLimit: null,
+  sessionIdleMinutes: 30,
+  maxRequestsPerSession: null,
+  visibleTools: null,
 };
 const initial = gateToForm(stored);
 const edit = (values: Partial<GateFormValues>) => checkGateEdit({ ...initial, ...values }, initial, stored);

@@ -79,6 +79,13 @@ export function gateToForm(stored: StoredGate): GateFormValues {
     spendingLimit: text(gate.spendingLimit),
     spendingLimitPeriod: gate.spendingLimitPeriod,
     spendingEnforcement: gate.spendingEnforcement,
+    gateType: gate.gateType,
+    agentMode: gate.agentMode ?? 'observability',
+    orchestration: gate.orchestration ?? 'static',
+    sessionSpendingLimit: text(gate.sessionSpendingLimit),
+    sessionIdleMinutes: text(gate.sessionIdleMinutes),
+    maxRequestsPerSession: text(gate.maxRequestsPerSession),
+    visibleTools: gate.visibleTools?.join(', ') ?? '',
   };
 }
 
@@ -172,6 +179,13 @@ const TAB_OF_FIELD: Record<keyof GateFormValues, FormTab> = {
   spendingLimit: 'spending',
   spendingLimitPeriod: 'spending',
   spendingEnforcement: 'spending',
+  gateType: 'basic',
+  agentMode: 'basic',
+  orchestration: 'basic',
+  sessionSpendingLimit: 'basic',
+  sessionIdleMinutes: 'basic',
+  maxRequestsPerSession: 'basic',
+  visibleTools: 'basic',
 };
 
 /** The tab that shows a form field ("fallbackModels.1.model" is on Models & Routing). */

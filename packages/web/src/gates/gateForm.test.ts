@@ -75,4 +75,45 @@ describe('the create-gate form', () => {
     expect(fieldOfIssue({ path: 'userId', message: 'is read-only and cannot be set' })).toBeNull();
     expect(fieldOfIssue({ path: '', message: 'body must be a JSON object' })).toBeNull();
   });
+
+  it('sends an agent gate’s settings, orchestration only when orchestrated and tools as a list', () => {
+    const check = checkGateForm(
+      filled({
+        gateType: 'agent',
+        agentMode: 'observability',
+        orchestration: 'dynamic',
+        sessionSpendingLimit: '2.5',
+        sessionIdleMinutes: '15',
+        visibleTools: 'search, , read_file',
+      }),
+    );
+    expect(check.ok && check.value).toMatchObject({
+      gateType: 'agent',
+      agentMode: 'observability',
+      sessionSpendingLimit: 2.5,
+      sessionIdleMinutes: 15,
+      visibleTools: ['search', 'read_file'],
+    });
+    expect(check.ok && 'orchestration' in check.value).toBe(false);
+    const orchestrated = checkGateForm(filled({ gateType: 'agent', agentMode: 'orchestrated' }));
+    expect(orchestrated.ok && orchestrated.value.orchestration).toBe('static');
+  });
+
+  it('never sends the agent fields of a standard gate, whatever the hidden inputs hold', () => {
+    const check = checkGateForm(filled({ sessionIdleMinutes: '', visibleTools: 'search' }));
+    expect(check.ok && Object.keys(check.value)).not.toContain('visibleTools');
+    expect(check.ok && Object.keys(check.value)).not.toContain('gateType');
+  });
+
+  it('refuses a tool listed twice and an idle time past a week, on their fields', () => {
+    const check = checkGateForm(
+      filled({ gateType: 'agent', visibleTools: 'search, search', sessionIdleMinutes: '20000' }),
+    );
+    expect(check.ok).toBe(false);
+    if (check.ok) return;
+    expect(check.issues.map((issue) => fieldOfIssue(issue))).toEqual([
+      { field: 'sessionIdleMinutes', message: 'Must be at most 10080 (a week)' },
+      { field: 'visibleTools', message: 'Tool 2: is listed twice' },
+    ]);
+  });
 });

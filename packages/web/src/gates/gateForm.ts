@@ -5,16 +5,18 @@
  * gate page share these values; each decides which settings it sends (see gateEdit.ts).
  */
 import {
-  AGENT_FIELDS,
-  type AgentFieldName,
+  AGENT_FIELD_UNSET,
+  type AGENT_MODES,
   type AllowOverrides,
   type ANALYSIS_METHODS,
   type GateFieldName as AnyGateFieldName,
   crossFieldIssues,
   GATE_DEFAULTS,
   GATE_FIELDS,
+  type GATE_TYPES,
   type GateCreate,
   gateCreateSchema,
+  type ORCHESTRATIONS,
   OVERRIDABLE_FIELDS,
   type OverridableField,
   type REANALYSIS_PERIODS,
@@ -31,14 +33,11 @@ import type { FieldError, FieldPath, Resolver } from 'react-hook-form';
 import { sentence } from '../forms/formErrors.ts';
 
 /**
- * The fields this form edits: the gate type and the agent fields (issue 13) are not on it yet,
- * so it never sends them and an edit leaves an agent gate's as they are.
+ * The fields this form edits: every gate field. The agent fields (issue 13) show on agent gates
+ * only; on a standard gate they hold the values a standard gate has, so they are never sent.
  */
-export type GateFieldName = Exclude<AnyGateFieldName, 'gateType' | AgentFieldName>;
-export const FORM_GATE_FIELDS = GATE_FIELDS.filter(
-  (field): field is GateFieldName =>
-    field !== 'gateType' && !(AGENT_FIELDS as readonly string[]).includes(field),
-);
+export type GateFieldName = AnyGateFieldName;
+export const FORM_GATE_FIELDS: readonly GateFieldName[] = GATE_FIELDS;
 
 export type FieldIssue = ReturnType<typeof crossFieldIssues>[number];
 
@@ -79,6 +78,14 @@ export type GateFormValues = {
   spendingLimit: string;
   spendingLimitPeriod: (typeof SPENDING_PERIODS)[number];
   spendingEnforcement: (typeof SPENDING_ENFORCEMENTS)[number];
+  gateType: (typeof GATE_TYPES)[number];
+  agentMode: (typeof AGENT_MODES)[number];
+  orchestration: (typeof ORCHESTRATIONS)[number];
+  sessionSpendingLimit: string;
+  sessionIdleMinutes: string;
+  maxRequestsPerSession: string;
+  /** Comma-separated tool names; blank is every tool. */
+  visibleTools: string;
 };
 
 export type GateFormField = FieldPath<GateFormValues>;
@@ -113,6 +120,13 @@ export const emptyGateForm: GateFormValues = {
   spendingLimit: '',
   spendingLimitPeriod: GATE_DEFAULTS.spendingLimitPeriod,
   spendingEnforcement: GATE_DEFAULTS.spendingEnforcement,
+  gateType: GATE_DEFAULTS.gateType,
+  agentMode: 'observability',
+  orchestration: 'static',
+  sessionSpendingLimit: '',
+  sessionIdleMinutes: String(AGENT_FIELD_UNSET.sessionIdleMinutes),
+  maxRequestsPerSession: '',
+  visibleTools: '',
 };
 
 /** Tags are typed as one comma-separated line. */
@@ -143,6 +157,8 @@ const NUMBER_FIELDS = [
   'maxCostPer1kTokens',
   'maxLatencyMs',
   'spendingLimit',
+  'sessionSpendingLimit',
+  'maxRequestsPerSession',
 ] as const;
 
 /** The error JSON.parse gives for the schema text, or null when it parses (or is blank). */
@@ -212,8 +228,37 @@ export function readGateForm(values: GateFormValues): {
     spendingLimitPeriod: values.spendingLimitPeriod,
     spendingEnforcement: values.spendingEnforcement,
     ...numbers,
+    ...readAgentFields(values, numbers, issues),
   };
   return { settings, issues };
+}
+
+/**
+ * The gate type and the agent fields: on a standard gate the values a standard gate holds,
+ * whatever the hidden inputs say; on an agent gate what they say (orchestration only when
+ * orchestrated, blank visible tools as every tool).
+ */
+function readAgentFields(
+  values: GateFormValues,
+  numbers: Record<(typeof NUMBER_FIELDS)[number], number | null>,
+  issues: FieldIssue[],
+): Record<'gateType' | keyof typeof AGENT_FIELD_UNSET, unknown> {
+  if (values.gateType !== 'agent') return { gateType: values.gateType, ...AGENT_FIELD_UNSET };
+  const idle = values.sessionIdleMinutes.trim();
+  const sessionIdleMinutes = idle === '' ? Number.NaN : Number(idle);
+  if (!Number.isFinite(sessionIdleMinutes)) {
+    issues.push({ path: 'sessionIdleMinutes', message: 'must be a number of minutes' });
+  }
+  const tools = values.visibleTools.trim() === '' ? null : splitTags(values.visibleTools);
+  return {
+    gateType: 'agent',
+    agentMode: values.agentMode,
+    orchestration: values.agentMode === 'orchestrated' ? values.orchestration : null,
+    sessionSpendingLimit: numbers.sessionSpendingLimit,
+    sessionIdleMinutes: Number.isFinite(sessionIdleMinutes) ? sessionIdleMinutes : values.sessionIdleMinutes,
+    maxRequestsPerSession: numbers.maxRequestsPerSession,
+    visibleTools: tools,
+  };
 }
 
 /** Always sent on create, so the stored gate says what the form showed. */
@@ -306,6 +351,9 @@ export function fieldOfIssue(issue: FieldIssue): { field: GateFormField; message
   }
   if (head === 'tags' && index !== undefined) {
     return { field: 'tags', message: `Tag ${Number(index) + 1}: ${issue.message}` };
+  }
+  if (head === 'visibleTools' && index !== undefined) {
+    return { field: 'visibleTools', message: `Tool ${Number(index) + 1}: ${issue.message}` };
   }
   if (head === 'allowOverrides') {
     return { field: 'overrideMode', message: index === undefined ? message : `${index}: ${issue.message}` };
