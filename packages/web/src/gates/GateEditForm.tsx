@@ -6,7 +6,7 @@ import type { ModelOption, ModelsState } from './fields/ModelSelect.tsx';
 import { ModelsRoutingTab } from './fields/ModelsRoutingFields.tsx';
 import { RequestConfigTab } from './fields/RequestConfigFields.tsx';
 import { SpendingFields } from './fields/SpendingLimitsFields.tsx';
-import { type FormTab, GATE_TABS, type GateTab, tabOfField } from './gateEdit.ts';
+import { type FormTab, type GateTab, isFormTab, tabOfField, tabsOf } from './gateEdit.ts';
 import type { GateFormValues } from './gateForm.ts';
 
 /** How many errors each tab holds, for the marks on the tabs. */
@@ -36,9 +36,11 @@ export function GateEditForm({
   modelsState,
   spendingNow,
   tryIt,
+  subGates,
   connections,
   dangerZone,
   savedNotice,
+  agent,
 }: {
   form: UseFormReturn<GateFormValues, unknown, GatePatch>;
   onSubmit: (patch: GatePatch) => Promise<void>;
@@ -51,13 +53,17 @@ export function GateEditForm({
   /** The read-only spending figures shown under the limit. */
   spendingNow: ReactNode;
   tryIt: ReactNode;
+  /** Agent gates only. */
+  subGates: ReactNode;
   connections: ReactNode;
   dangerZone: ReactNode;
   savedNotice: string | null;
+  /** Whether the gate is an agent gate, with the agent tabs. */
+  agent: boolean;
 }) {
   const { handleSubmit, formState } = form;
   const topError = formState.errors.root?.server ?? formState.errors.root?.rules;
-  const formTab = tab !== 'try' && tab !== 'connections' && tab !== 'danger';
+  const formTab = isFormTab(tab);
   const panel = (id: GateTab) => ({
     id: `panel-${id}`,
     role: 'tabpanel',
@@ -68,7 +74,12 @@ export function GateEditForm({
 
   return (
     <>
-      <GateTabList tab={tab} onTabChange={onTabChange} errorCounts={errorsByTab(formState.errors)} />
+      <GateTabList
+        tab={tab}
+        onTabChange={onTabChange}
+        errorCounts={errorsByTab(formState.errors)}
+        agent={agent}
+      />
 
       <form
         className="form tab-form"
@@ -98,6 +109,7 @@ export function GateEditForm({
       </form>
 
       <div {...panel('try')}>{tryIt}</div>
+      {agent && <div {...panel('subgates')}>{subGates}</div>}
       <div {...panel('connections')}>{connections}</div>
       <div {...panel('danger')}>{dangerZone}</div>
     </>
@@ -109,15 +121,17 @@ function GateTabList({
   tab,
   onTabChange,
   errorCounts,
+  agent,
 }: {
   tab: GateTab;
   onTabChange: (tab: GateTab) => void;
   errorCounts: Partial<Record<FormTab, number>>;
+  agent: boolean;
 }) {
   return (
     <div className="tabs" role="tablist" aria-label="Gate settings">
-      {GATE_TABS.map(({ id, label }) => {
-        const count = id === 'try' || id === 'connections' || id === 'danger' ? 0 : (errorCounts[id] ?? 0);
+      {tabsOf(agent).map(({ id, label }) => {
+        const count = isFormTab(id) ? (errorCounts[id] ?? 0) : 0;
         return (
           <button
             key={id}

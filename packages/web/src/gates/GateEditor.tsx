@@ -22,6 +22,7 @@ import {
 } from './gateEdit.ts';
 import { fieldOfIssue, type GateFormField, type GateFormValues } from './gateForm.ts';
 import { SpendingAlert, SpendingBadge, SpendingNow } from './SpendingNotice.tsx';
+import { SubGates } from './SubGates.tsx';
 import { TryIt } from './TryIt.tsx';
 import { useTaskModels } from './useTaskModels.ts';
 
@@ -124,6 +125,8 @@ export function GateEditor({
         savedNotice={savedNotice}
         spendingNow={<SpendingNow gate={gate} />}
         tryIt={<TryIt gateId={gate.id} taskType={fromEnum(TASK_TYPES, gate.taskType)} />}
+        agent={gate.gateType === 'AGENT'}
+        subGates={<SubGates gateId={gate.id} active={tab === 'subgates'} />}
         connections={<Connections gateId={gate.id} active={tab === 'connections'} />}
         dangerZone={<DangerZone gateName={gate.name} onDelete={onDelete} />}
       />

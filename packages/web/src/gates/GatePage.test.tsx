@@ -272,6 +272,7 @@ describe('the gate page form', () => {
     await renderGatePage(graphql);
 
     expect(screen.getByText('AGENT')).toBeTruthy();
+    expect(tab('Sub-Gates')).toBeTruthy();
     expect(screen.queryByLabelText('Orchestration')).toBeNull();
     await user.selectOptions(screen.getByLabelText('Agent mode'), 'orchestrated');
     await user.selectOptions(screen.getByLabelText('Orchestration'), 'dynamic');
@@ -296,5 +297,6 @@ describe('the gate page form', () => {
     expect(screen.getByText(/Gate type:/).textContent).toContain('standard');
     expect(screen.queryByLabelText('Agent mode')).toBeNull();
     expect(screen.queryByLabelText('Visible tools')).toBeNull();
+    expect(screen.queryByRole('tab', { name: 'Sub-Gates' })).toBeNull();
   });
 });

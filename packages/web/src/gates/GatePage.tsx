@@ -22,7 +22,6 @@ const GatePageQuery = graphql(
 export function GatePage() {
   const { id = '' } = useParams<{ id: string }>();
   const [search, setSearch] = useSearchParams();
-  const tab = tabFromSearch(search.get('tab'));
   // Spending moves with every request through the gate: ask the server each time the page opens.
   const [{ data, fetching, error }, refetch] = useQuery({
     query: GatePageQuery,
@@ -53,6 +52,7 @@ export function GatePage() {
       </section>
     );
   }
+  const tab = tabFromSearch(search.get('tab'), gate.gateType === 'AGENT');
   return (
     <GateEditor
       key={gate.id}

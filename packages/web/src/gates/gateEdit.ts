@@ -141,13 +141,22 @@ export const GATE_TABS = [
   { id: 'request', label: 'Request Config' },
   { id: 'spending', label: 'Spending Limits' },
   { id: 'try', label: 'Try it' },
+  { id: 'subgates', label: 'Sub-Gates' },
   { id: 'connections', label: 'Connections' },
   { id: 'danger', label: 'Danger Zone' },
 ] as const;
 
 export type GateTab = (typeof GATE_TABS)[number]['id'];
+/** The tabs an agent gate has and a standard one does not. */
+export const AGENT_TABS: readonly GateTab[] = ['subgates'];
+/** The tabs that hold no form field, and so no Save. */
+export const OTHER_TABS = ['try', 'subgates', 'connections', 'danger'] as const;
 /** The tabs whose fields the form holds; the others have no Save. */
-export type FormTab = Exclude<GateTab, 'try' | 'connections' | 'danger'>;
+export type FormTab = Exclude<GateTab, (typeof OTHER_TABS)[number]>;
+export const isFormTab = (tab: GateTab): tab is FormTab => !(OTHER_TABS as readonly string[]).includes(tab);
+
+/** The tabs a gate shows: the agent ones only on an agent gate. */
+export const tabsOf = (agent: boolean) => GATE_TABS.filter((tab) => agent || !AGENT_TABS.includes(tab.id));
 
 const TAB_OF_FIELD: Record<keyof GateFormValues, FormTab> = {
   name: 'basic',
@@ -197,6 +206,7 @@ export function tabOfField(field: GateFormField | string): FormTab | null {
 /** The fields in the order the tabs show them, for "the first error". */
 export const FIELD_ORDER = Object.keys(TAB_OF_FIELD) as (keyof GateFormValues)[];
 
-export function tabFromSearch(value: string | null): GateTab {
-  return GATE_TABS.find((tab) => tab.id === value)?.id ?? 'basic';
+/** The tab a `?tab=` names, Basic Info when it names none this gate has. */
+export function tabFromSearch(value: string | null, agent = true): GateTab {
+  return tabsOf(agent).find((tab) => tab.id === value)?.id ?? 'basic';
 }
