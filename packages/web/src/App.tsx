@@ -3,6 +3,7 @@ import { ApiKeysPage } from './apiKeys/ApiKeysPage.tsx';
 import { CreateGatePage } from './gates/CreateGatePage.tsx';
 import { GatePage } from './gates/GatePage.tsx';
 import { GatesPage } from './gates/GatesPage.tsx';
+import { SessionPage } from './gates/SessionPage.tsx';
 import { LogEntryRedirect, LogsPage } from './logs/LogsPage.tsx';
 import { OverviewPage } from './overview/OverviewPage.tsx';
 import { AppShell } from './session/AppShell.tsx';
@@ -21,6 +22,7 @@ export function App() {
             <Route path="/" component={OverviewPage} />
             <Route path="/gates" component={GatesPage} />
             <Route path="/gates/new" component={CreateGatePage} />
+            <Route path="/gates/:id/session" component={SessionPage} />
             <Route path="/gates/:id" component={GatePage} />
             <Route path="/logs" component={LogsPage} />
             <Route path="/logs/:id" component={LogEntryRedirect} />

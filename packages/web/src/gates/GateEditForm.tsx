@@ -37,6 +37,7 @@ export function GateEditForm({
   spendingNow,
   tryIt,
   subGates,
+  sessions,
   connections,
   dangerZone,
   savedNotice,
@@ -55,6 +56,8 @@ export function GateEditForm({
   tryIt: ReactNode;
   /** Agent gates only. */
   subGates: ReactNode;
+  /** Agent gates only. */
+  sessions: ReactNode;
   connections: ReactNode;
   dangerZone: ReactNode;
   savedNotice: string | null;
@@ -110,6 +113,7 @@ export function GateEditForm({
 
       <div {...panel('try')}>{tryIt}</div>
       {agent && <div {...panel('subgates')}>{subGates}</div>}
+      {agent && <div {...panel('sessions')}>{sessions}</div>}
       <div {...panel('connections')}>{connections}</div>
       <div {...panel('danger')}>{dangerZone}</div>
     </>

@@ -21,6 +21,7 @@ import {
   tabOfField,
 } from './gateEdit.ts';
 import { fieldOfIssue, type GateFormField, type GateFormValues } from './gateForm.ts';
+import { Sessions } from './Sessions.tsx';
 import { SpendingAlert, SpendingBadge, SpendingNow } from './SpendingNotice.tsx';
 import { SubGates } from './SubGates.tsx';
 import { TryIt } from './TryIt.tsx';
@@ -127,6 +128,7 @@ export function GateEditor({
         tryIt={<TryIt gateId={gate.id} taskType={fromEnum(TASK_TYPES, gate.taskType)} />}
         agent={gate.gateType === 'AGENT'}
         subGates={<SubGates gateId={gate.id} active={tab === 'subgates'} />}
+        sessions={<Sessions gateId={gate.id} active={tab === 'sessions'} />}
         connections={<Connections gateId={gate.id} active={tab === 'connections'} />}
         dangerZone={<DangerZone gateName={gate.name} onDelete={onDelete} />}
       />

@@ -1,0 +1,282 @@
+import { useState } from 'react';
+import { useMutation, useQuery } from 'urql';
+import { Link, useParams, useSearchParams } from 'wouter';
+import { graphql } from '../graphql.ts';
+import { formatCount, formatDateTime, formatMs, formatUsd } from '../logs/format.ts';
+import { ErrorBanner, Loading } from '../ui/status.tsx';
+import { canEnd, SessionStatusBadge } from './sessionStatus.tsx';
+
+const REQUESTS = 200;
+
+const SessionPageQuery = graphql(`
+  query SessionPage($gateId: ID!, $key: String!, $first: Int) {
+    gate(id: $gateId) {
+      id
+      name
+    }
+    session(gateId: $gateId, key: $key) {
+      id
+      key
+      status
+      topic
+      spendingCurrent
+      sessionSpendingLimit
+      requestCount
+      promptTokens
+      completionTokens
+      firstRequestAt
+      lastRequestAt
+      endedAt
+      subGatesUsed
+      toolsCalled
+      requests(first: $first) {
+        edges {
+          node {
+            id
+            createdAt
+            inferredAction
+            modelUsed
+            success
+            statusCode
+            errorMessage
+            toolCalls
+            toolResults
+            promptTokens
+            completionTokens
+            totalTokens
+            costUsd
+            latencyMs
+          }
+        }
+        pageInfo {
+          hasNextPage
+        }
+      }
+    }
+  }
+`);
+
+const EndSessionMutation = graphql(`
+  mutation EndSession($gateId: ID!, $key: String!) {
+    endSession(gateId: $gateId, key: $key) {
+      __typename
+      ... on MutationEndSessionSuccess {
+        data {
+          id
+          status
+          endedAt
+        }
+      }
+      ... on Error {
+        message
+      }
+    }
+  }
+`);
+
+/** One session of an agent gate: its totals, its requests as a timeline, and End session. */
+export function SessionPage() {
+  const { id: gateId = '' } = useParams<{ id: string }>();
+  const [search] = useSearchParams();
+  const key = search.get('key') ?? '';
+  const [{ data, fetching, error }, refetch] = useQuery({
+    query: SessionPageQuery,
+    variables: { gateId, key, first: REQUESTS },
+    requestPolicy: 'cache-and-network',
+    pause: key === '',
+  });
+  const reload = () => refetch({ requestPolicy: 'network-only' });
+
+  const crumbs = (
+    <p className="breadcrumb">
+      <Link href="/gates">Gates</Link> /{' '}
+      <Link href={`/gates/${gateId}?tab=sessions`}>{data?.gate?.name ?? 'Gate'}</Link> / Session
+    </p>
+  );
+  if (!data && fetching) return <Loading what="the session" />;
+  if (error && !data) {
+    return (
+      <section className="page">
+        <ErrorBanner error={error} onRetry={reload} />
+      </section>
+    );
+  }
+  const session = data?.session;
+  if (!session) {
+    return (
+      <section className="page">
+        {crumbs}
+        <h1>Session not found</h1>
+        <p>This gate has no session with this id.</p>
+      </section>
+    );
+  }
+  const requests = session.requests.edges.map((edge) => edge.node);
+
+  return (
+    <section className="page narrow-wide">
+      {crumbs}
+      <div className="page-header">
+        <div>
+          <h1>
+            Session <span className="mono">{session.key}</span>{' '}
+            <span className="title-status">
+              <SessionStatusBadge status={session.status} />
+            </span>
+          </h1>
+          {session.topic && <p className="muted">{session.topic}</p>}
+        </div>
+        {canEnd(session.status) && <EndSession gateId={gateId} sessionKey={session.key} onEnded={reload} />}
+      </div>
+      <dl className="facts">
+        <dt>Spent</dt>
+        <dd>
+          {formatUsd(session.spendingCurrent)}
+          {session.sessionSpendingLimit === null
+            ? ' (no session limit)'
+            : ` of ${formatUsd(session.sessionSpendingLimit)}`}
+        </dd>
+        <dt>Requests</dt>
+        <dd>{formatCount(session.requestCount)}</dd>
+        <dt>Tokens</dt>
+        <dd>
+          {formatCount(session.promptTokens)} in · {formatCount(session.completionTokens)} out
+        </dd>
+        <dt>First request</dt>
+        <dd>{formatDateTime(session.firstRequestAt)}</dd>
+        <dt>Last activity</dt>
+        <dd>{formatDateTime(session.lastRequestAt)}</dd>
+        {session.endedAt && (
+          <>
+            <dt>Ended</dt>
+            <dd>{formatDateTime(session.endedAt)}</dd>
+          </>
+        )}
+        {session.subGatesUsed.length > 0 && (
+          <>
+            <dt>Sub-gates used</dt>
+            <dd>{session.subGatesUsed.join(', ')}</dd>
+          </>
+        )}
+        {session.toolsCalled.length > 0 && (
+          <>
+            <dt>Tools called</dt>
+            <dd>{session.toolsCalled.join(', ')}</dd>
+          </>
+        )}
+      </dl>
+
+      <h2>Timeline</h2>
+      {requests.length === 0 && <p className="empty-line">No request is logged for this session.</p>}
+      <ol className="timeline" aria-label="Session requests">
+        {requests.map((request, index) => (
+          <li key={request.id} className="timeline-item">
+            <div className="timeline-head">
+              <strong>Request {index + 1}</strong> · {formatDateTime(request.createdAt)} ·{' '}
+              {request.inferredAction ? (
+                <>
+                  action <span className="mono">{request.inferredAction}</span>
+                </>
+              ) : (
+                <span className="muted">no action</span>
+              )}{' '}
+              · {request.modelUsed ?? <span className="muted">no model</span>} ·{' '}
+              <span className={request.success ? 'badge ok' : 'badge danger'}>
+                {request.success ? 'ok' : `failed ${request.statusCode}`}
+              </span>
+            </div>
+            <p className="muted small">
+              {formatCount(request.totalTokens)} tokens ({formatCount(request.promptTokens)} in,{' '}
+              {formatCount(request.completionTokens)} out) · {formatUsd(request.costUsd)} ·{' '}
+              {formatMs(request.latencyMs)} · <Link href={`/logs/${request.id}`}>log entry</Link>
+            </p>
+            {request.errorMessage && <p className="field-error">{request.errorMessage}</p>}
+            {hasJson(request.toolCalls) && (
+              <details>
+                <summary>Tool calls</summary>
+                <pre className="mono">{JSON.stringify(request.toolCalls, null, 2)}</pre>
+              </details>
+            )}
+            {hasJson(request.toolResults) && (
+              <details>
+                <summary>Tool results</summary>
+                <pre className="mono">{JSON.stringify(request.toolResults, null, 2)}</pre>
+              </details>
+            )}
+          </li>
+        ))}
+      </ol>
+      {session.requests.pageInfo.hasNextPage && (
+        <p className="muted">The first {REQUESTS} requests are shown; the logs hold the rest.</p>
+      )}
+    </section>
+  );
+}
+
+const hasJson = (value: unknown) =>
+  value !== null && value !== undefined && !(Array.isArray(value) && value.length === 0);
+
+/** Ends the session after a confirmation; its next request is refused as a runaway. */
+function EndSession({
+  gateId,
+  sessionKey,
+  onEnded,
+}: {
+  gateId: string;
+  sessionKey: string;
+  onEnded: () => void;
+}) {
+  const [confirming, setConfirming] = useState(false);
+  const [problem, setProblem] = useState<string | null>(null);
+  const [{ fetching }, endSession] = useMutation(EndSessionMutation);
+
+  const end = async () => {
+    const result = await endSession({ gateId, key: sessionKey });
+    const outcome = result.data?.endSession;
+    if (outcome?.__typename === 'MutationEndSessionSuccess') {
+      setConfirming(false);
+      setProblem(null);
+      onEnded();
+      return;
+    }
+    setProblem(
+      (outcome && 'message' in outcome ? outcome.message : undefined) ??
+        result.error?.graphQLErrors[0]?.message ??
+        'The session could not be ended; try again.',
+    );
+  };
+
+  if (!confirming) {
+    return (
+      <button type="button" className="button subtle" onClick={() => setConfirming(true)}>
+        End session
+      </button>
+    );
+  }
+  return (
+    <div className="confirm" role="alertdialog" aria-label="Confirm end session">
+      <span>
+        End this session? It becomes completed; a later request with its id still passes, and marks it
+        runaway.
+      </span>
+      <span className="confirm-actions">
+        <button
+          type="button"
+          className="button subtle"
+          onClick={() => setConfirming(false)}
+          disabled={fetching}
+        >
+          Cancel
+        </button>
+        <button type="button" className="button danger" onClick={end} disabled={fetching}>
+          {fetching ? 'Ending…' : 'Yes, end it'}
+        </button>
+      </span>
+      {problem && (
+        <p className="field-error" role="alert">
+          {problem}
+        </p>
+      )}
+    </div>
+  );
+}
