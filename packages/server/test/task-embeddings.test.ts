@@ -277,7 +277,9 @@ describe('POST /v1/embeddings (OpenAI-compatible)', () => {
     const bytes = Buffer.from(b64.data[0]?.embedding ?? '', 'base64');
     const decoded = Array.from(new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4));
     expect(decoded).toHaveLength(8);
-    decoded.forEach((v, i) => expect(v).toBeCloseTo(floats.data[0]?.embedding[i] ?? Number.NaN, 6));
+    for (const [i, v] of decoded.entries()) {
+      expect(v).toBeCloseTo(floats.data[0]?.embedding[i] ?? Number.NaN, 6);
+    }
   });
 
   it('answers errors in OpenAI’s shape', async () => {
