@@ -17,7 +17,7 @@ import { costOf } from './cost.ts';
 import type { Reservation, SpendingLedger } from './ledger.ts';
 import type { LogEntryData, LogWriter } from './logWriter.ts';
 import { attemptOrder, type RoutingStrategy } from './routing.ts';
-import { type OpenSession, reserveSession, sessionStatusNow, settleSession } from './sessions.ts';
+import { type OpenSession, reserveSession, settleSession } from './sessions.ts';
 
 export type Attempt = {
   model: string;
@@ -564,7 +564,7 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
     if (gate.gateType === 'agent' && t.action === null) t.action = calls[0]?.name ?? 'respond';
     let sessionStatus: string | undefined;
     if (t.session) {
-      await settleSession(t.session, {
+      sessionStatus = await settleSession(t.session, {
         costUsd,
         promptTokens: priced.usage.promptTokens,
         completionTokens: priced.usage.completionTokens,
@@ -572,7 +572,6 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
         toolCallKey: calls.length > 0 ? JSON.stringify(calls.map((c) => [c.name, c.arguments])) : null,
         role,
       });
-      sessionStatus = await sessionStatusNow(t.session);
     }
 
     const outcome: TaskOutcome<A> = {

@@ -118,10 +118,11 @@ export type SessionSettlement = {
 /**
  * Settles a request on its session: its reservation released, its cost, tokens, tools and role
  * added, the last tool call's repeats counted; the status moves to runaway (ended, over the
- * request limit, a repeating tool call) or budget_exceeded (the budget reached).
+ * request limit, a repeating tool call) or budget_exceeded (the budget reached). Answers the
+ * status it leaves, for the response header.
  */
-export async function settleSession(session: OpenSession, s: SessionSettlement): Promise<void> {
-  await sql().query(
+export async function settleSession(session: OpenSession, s: SessionSettlement): Promise<string> {
+  const [row] = await sql().query<{ status: string }>(
     `UPDATE agent_sessions SET
        spending_reserved = GREATEST(spending_reserved - $2::numeric, 0),
        spending_current = spending_current + $3::numeric,
@@ -142,7 +143,8 @@ export async function settleSession(session: OpenSession, s: SessionSettlement):
          WHEN $8::text IS NOT NULL AND last_tool_call = $8::text AND tool_call_repeats + 1 >= ${RUNAWAY_REPEATS}
            THEN 'runaway'
          ELSE status END
-     WHERE id = $1::uuid`,
+     WHERE id = $1::uuid
+     RETURNING status`,
     [
       session.id,
       session.reserved.toFixed(10),
@@ -158,13 +160,5 @@ export async function settleSession(session: OpenSession, s: SessionSettlement):
     ],
   );
   session.reserved = 0;
-}
-
-/** The session's status once a request settled, for the response header. */
-export async function sessionStatusNow(session: OpenSession): Promise<string> {
-  const [row] = await sql().query<{ status: string }>(
-    'SELECT status FROM agent_sessions WHERE id = $1::uuid',
-    [session.id],
-  );
   return row?.status ?? session.status;
 }
