@@ -293,7 +293,8 @@ describe('the gate page', () => {
     // The banner's button jumps to the limit.
     await page.getByRole('button', { name: 'Raise or remove the limit' }).click();
     await page.waitForURL((url) => url.searchParams.get('tab') === 'spending');
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('spendingLimit');
+    // The field takes focus once its tab shows, a render after the address changes.
+    await page.waitForFunction(() => document.activeElement?.id === 'spendingLimit');
     await page.getByLabel('Limit (USD)').fill('5');
     await save();
     await page.getByRole('alert').filter({ hasText: 'Suspended' }).waitFor({ state: 'detached' });
