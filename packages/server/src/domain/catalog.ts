@@ -197,6 +197,12 @@ function aliasOf(id: string): CatalogModel | undefined {
 }
 
 function lookUpAlias(id: string): CatalogModel | undefined {
+  const base = aliasBase(id);
+  return base && { ...base, id, providerModel: id.slice(id.indexOf('/') + 1) };
+}
+
+/** The catalog model an alias names, as the catalog lists it. */
+function aliasBase(id: string): CatalogModel | undefined {
   const slash = id.indexOf('/');
   const provider = id.slice(0, slash);
   const name = id.slice(slash + 1);
@@ -205,8 +211,15 @@ function lookUpAlias(id: string): CatalogModel | undefined {
   const match = calcPrice({ input_tokens: 1 }, name, { providerId: prices.id });
   // A provider's list may fall back to another's (Google's to Anthropic's): not its own model.
   if (!match || match.provider.id !== prices.id) return undefined;
-  const base = all().get(`${provider}/${match.model.id}`);
-  return base && { ...base, id, providerModel: name };
+  return all().get(`${provider}/${match.model.id}`);
+}
+
+/**
+ * The id under which listModels() lists the model `id` names: `id` itself, or for an alias the
+ * model it stands for (`anthropic/claude-sonnet-4-5-20250929` → `anthropic/claude-sonnet-4-5`).
+ */
+export function listedModelId(id: string): string | undefined {
+  return all().has(id) ? id : aliasBase(id)?.id;
 }
 
 /** A model by its `provider/model` id: a catalog model, an alias of one, or a self-hosted one. */
