@@ -13,6 +13,7 @@ import { connectDatabase, type Database } from '../src/db/client.ts';
 import { registerAccount } from '../src/domain/accounts.ts';
 import { createModelNames, listModels } from '../src/domain/catalog.ts';
 import { createGate } from '../src/domain/gates.ts';
+import { rebuildModelRollups } from '../src/domain/modelStats.ts';
 
 export type SeedOptions = {
   rows: number;
@@ -259,10 +260,11 @@ export async function seedLogs(db: Database, opts: SeedOptions): Promise<SeedRes
 
   t = performance.now();
   await rollUp(db, [ownerId, otherId]);
+  await rebuildModelRollups([ownerId, otherId]);
   log(`hourly totals in ${secs(t)} s`);
 
   t = performance.now();
-  await db.driver.exec('ANALYZE log_entries; ANALYZE log_rollups');
+  await db.driver.exec('ANALYZE log_entries; ANALYZE log_rollups; ANALYZE model_rollups');
   log(`ANALYZE in ${secs(t)} s`);
 
   const seconds = (performance.now() - began) / 1000;

@@ -8,6 +8,7 @@
  * the user's deletion) deletes them. An entry without media costs nothing more.
  */
 import { sql } from '../db/client.ts';
+import { LATENCY_BUCKETS, latencyBucketOf } from '../domain/modelStats.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { jsonText } from '../providers/wireText.ts';
 
@@ -92,6 +93,21 @@ const ADD_ROLLUPS = `INSERT INTO log_rollups AS r (user_id, gate_id, hour, reque
     prompt_tokens = r.prompt_tokens + excluded.prompt_tokens,
     completion_tokens = r.completion_tokens + excluded.completion_tokens`;
 
+// The same per model tried (every attempt, a fallback's too), for the Architect's observed figures;
+// the latency histograms are added bucket by bucket.
+const ADD_MODEL_ROLLUPS = `INSERT INTO model_rollups AS r (user_id, gate_id, model, hour, attempts, errors, cost_usd, latency_ms_sum, latency_hist, prompt_tokens, completion_tokens)
+  SELECT y.user_id, y.gate_id, y.model, y.hour, y.attempts, y.errors,
+         (SELECT coalesce(sum(c::numeric(18, 8)), 0) FROM jsonb_array_elements_text(y.costs) c),
+         y.latency_ms_sum, ARRAY(SELECT h::int FROM jsonb_array_elements_text(y.hist) WITH ORDINALITY AS e(h, i) ORDER BY i), y.prompt_tokens, y.completion_tokens
+  FROM jsonb_to_recordset($1::jsonb) AS y(user_id uuid, gate_id uuid, model text, hour timestamptz, attempts integer,
+    errors integer, costs jsonb, latency_ms_sum bigint, hist jsonb, prompt_tokens bigint, completion_tokens bigint)
+  ON CONFLICT (user_id, gate_id, model, hour) DO UPDATE SET
+    attempts = r.attempts + excluded.attempts, errors = r.errors + excluded.errors,
+    cost_usd = r.cost_usd + excluded.cost_usd, latency_ms_sum = r.latency_ms_sum + excluded.latency_ms_sum,
+    latency_hist = ARRAY(SELECT a + b FROM unnest(r.latency_hist, excluded.latency_hist) WITH ORDINALITY AS t(a, b, i) ORDER BY i),
+    prompt_tokens = r.prompt_tokens + excluded.prompt_tokens,
+    completion_tokens = r.completion_tokens + excluded.completion_tokens`;
+
 // The batch's media travel as one JSON parameter too, their bytes in base64.
 const INSERT_MEDIA = `INSERT INTO log_media (log_entry_id, "index", user_id, mime_type, data, created_at)
   SELECT x.log_entry_id, x.i, x.user_id, x.mime_type, decode(x.data, 'base64'), x.created_at
@@ -144,6 +160,76 @@ function rollupsOf(rows: Queued[]): Rollup[] {
   return [...groups.values()];
 }
 
+type ModelRollup = {
+  user_id: unknown;
+  gate_id: unknown;
+  model: string;
+  hour: string;
+  attempts: number;
+  errors: number;
+  costs: unknown[];
+  latency_ms_sum: number;
+  hist: number[];
+  prompt_tokens: number;
+  completion_tokens: number;
+};
+
+/** The batch's figures per user, gate, model tried and UTC hour; the answer's cost and tokens go to the model that gave it. */
+function modelRollupsOf(rows: Queued[]): ModelRollup[] {
+  const groups = new Map<string, ModelRollup>();
+  for (const row of rows) {
+    if (row.gate_id === null || row.gate_id === undefined || !row.attempts) continue;
+    const hour = new Date(Math.floor(Date.parse(row.created_at as string) / HOUR_MS) * HOUR_MS).toISOString();
+    for (const attempt of row.attempts) {
+      const key = `${row.user_id}|${row.gate_id}|${attempt.model}|${hour}`;
+      let group = groups.get(key);
+      if (!group) {
+        group = {
+          user_id: row.user_id,
+          gate_id: row.gate_id,
+          model: attempt.model,
+          hour,
+          attempts: 0,
+          errors: 0,
+          costs: [],
+          latency_ms_sum: 0,
+          hist: new Array<number>(LATENCY_BUCKETS).fill(0),
+          prompt_tokens: 0,
+          completion_tokens: 0,
+        };
+        groups.set(key, group);
+      }
+      group.attempts += 1;
+      group.latency_ms_sum += attempt.latencyMs;
+      (group.hist[latencyBucketOf(attempt.latencyMs)] as number) += 1;
+      if (!attempt.ok) {
+        group.errors += 1;
+        continue;
+      }
+      group.costs.push(row.cost_usd);
+      group.prompt_tokens += Number(row.prompt_tokens);
+      group.completion_tokens += Number(row.completion_tokens);
+    }
+  }
+  return [...groups.values()];
+}
+
+/** The attempts' model, outcome and latency, as the model totals need them; absent when none was made. */
+function attemptsOf(entry: LogEntryData): Queued['attempts'] {
+  if (!Array.isArray(entry.attempts) || entry.attempts.length === 0) return undefined;
+  const out: NonNullable<Queued['attempts']> = [];
+  for (const a of entry.attempts as { model?: unknown; ok?: unknown; latencyMs?: unknown }[]) {
+    if (typeof a?.model !== 'string') continue;
+    const latency = Number(a.latencyMs);
+    out.push({
+      model: a.model,
+      ok: a.ok === true,
+      latencyMs: Number.isFinite(latency) && latency > 0 ? Math.round(latency) : 0,
+    });
+  }
+  return out.length > 0 ? out : undefined;
+}
+
 /**
  * JSON escapes PostgreSQL refuses in jsonb and text (NUL, and a surrogate without its other half),
  * found past escaped backslashes, which the first alternative consumes; well-formed pairs are the
@@ -182,6 +268,8 @@ type Queued = {
   latency_ms: unknown;
   prompt_tokens: unknown;
   completion_tokens: unknown;
+  /** The models tried, for the per-model totals. */
+  attempts?: { model: string; ok: boolean; latencyMs: number }[] | undefined;
   /** The answer's files, written after the entry; absent when it carried none. */
   media?: StoredMedia[];
 };
@@ -217,6 +305,7 @@ function queued(entry: LogEntryData, media?: StoredMedia[]): Queued {
     latency_ms: entry.latencyMs ?? DEFAULTS.latencyMs,
     prompt_tokens: entry.promptTokens ?? DEFAULTS.promptTokens,
     completion_tokens: entry.completionTokens ?? DEFAULTS.completionTokens,
+    attempts: attemptsOf(entry),
     ...(media && media.length > 0 && { media }),
   };
 }
@@ -290,6 +379,7 @@ async function insert(entries: Queued[]): Promise<void> {
     { sql: INSERT_ENTRIES, params: [`[${entries.map((e) => e.json).join(',')}]`] },
     ...(media ? [{ sql: INSERT_MEDIA, params: [media] }] : []),
     { sql: ADD_ROLLUPS, params: [JSON.stringify(rollupsOf(entries))] },
+    { sql: ADD_MODEL_ROLLUPS, params: [JSON.stringify(modelRollupsOf(entries))] },
   ]);
 }
 

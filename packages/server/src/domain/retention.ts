@@ -1,5 +1,5 @@
 /**
- * Log retention: each plan keeps log entries (and their hourly totals) for logRetentionDays;
+ * Log retention: each plan keeps log entries (and their hourly totals, per gate and per model) for logRetentionDays;
  * what is older is deleted in bounded batches, so a large backlog never holds one long lock.
  */
 import { sql } from '../db/client.ts';
@@ -33,6 +33,12 @@ export async function purgeExpiredLogs(now = new Date()): Promise<{ entries: num
       [plan.id, cutoff, known],
     );
     rollups += gone.length;
+    const goneModels = await sql().query<{ hour: Date }>(
+      `DELETE FROM model_rollups r USING users u
+       WHERE u.id = r.user_id AND ${planFilter} AND r.hour < $2::timestamptz RETURNING r.hour`,
+      [plan.id, cutoff, known],
+    );
+    rollups += goneModels.length;
   }
   return { entries, rollups };
 }
