@@ -4,30 +4,32 @@
  * the mock and on local servers speaking OpenAI's, Groq's and Gemini's audio APIs; fallback, an
  * exact block limit under concurrency, one log entry per request, bad input.
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { speechKind } from '../src/dataplane/tasks/speech.ts';
 import { transcriptionKind } from '../src/dataplane/tasks/transcription.ts';
 import { wavFile, wavInfo } from '../src/domain/audioFile.ts';
 import { findModel } from '../src/domain/catalog.ts';
 import { useTestApp } from './support/app.ts';
-import { attemptsOf, logEntriesOf, logEntryOf, type NativeError, readGate } from './support/chat.ts';
-import { startUpstream } from './support/emulators/upstream.ts';
+import { logEntryOf, type NativeError } from './support/chat.ts';
 import { createGate, signUpUser, type TestUser } from './support/factories.ts';
+import {
+  expectBlockLimitHolds,
+  expectFallback,
+  hasBearer,
+  hasGoogleKey,
+  useUpstream,
+} from './support/tasks.ts';
 
 // One local server answers as OpenAI (/v1/audio/*), Groq (/groq/openai/v1/audio/*) and Gemini
 // (/v1beta/models/M:generateContent), each checking its key as the real one does.
-const upstream = await startUpstream((request) => {
-  const gemini = /^\/v1beta\/models\/[^/:]+:generateContent$/.test(request.path);
-  const audio = /^(\/groq\/openai)?\/v1\/audio\/(speech|transcriptions|translations)$/.test(request.path);
-  if (request.method !== 'POST' || !(gemini || audio)) {
-    return { type: 'json', status: 404, body: { error: { message: `no route ${request.path}` } } };
-  }
-  const keyOk = gemini
-    ? request.headers['x-goog-api-key'] === 'g-key'
-    : request.headers.authorization ===
-      (request.path.startsWith('/groq') ? 'Bearer groq-key' : 'Bearer sk-test');
-  if (!keyOk) return { type: 'json', status: 401, body: { error: { message: 'bad key' } } };
-  return null;
+const upstream = await useUpstream({
+  serves: (path) =>
+    /^\/v1beta\/models\/[^/:]+:generateContent$/.test(path) ||
+    /^(\/groq\/openai)?\/v1\/audio\/(speech|transcriptions|translations)$/.test(path),
+  keyOk: (request) =>
+    request.path.startsWith('/v1beta/')
+      ? hasGoogleKey(request, 'g-key')
+      : hasBearer(request, request.path.startsWith('/groq') ? 'groq-key' : 'sk-test'),
 });
 const app = useTestApp({
   OPENAI_API_KEY: 'sk-test',
@@ -37,12 +39,6 @@ const app = useTestApp({
   GEMINI_API_KEY: 'g-key',
   GEMINI_BASE_URL: upstream.url,
 });
-afterEach(() => {
-  const left = upstream.pending();
-  upstream.reset();
-  expect(left, 'scripted replies left unused').toBe(0);
-});
-afterAll(() => upstream.close());
 
 type SpeechAnswer = {
   id: string;
@@ -105,34 +101,21 @@ describe('POST /v3/tts on the mock', () => {
     const gate = await ttsGate(user, { routingStrategy: 'fallback', fallbackModels: ['tts-1'] });
     upstream.reply({ type: 'bytes', contentType: 'audio/mpeg', data: Buffer.from('ID3fake-mp3-bytes') });
     const res = await tts(user, gate.id, { input: 'hi [mock:fail=503@mock/tts]' });
-    expect(res.status, await res.clone().text()).toBe(200);
-    const answer = (await res.json()) as SpeechAnswer;
-    expect(answer.model).toBe('openai/tts-1');
+    const answer = await expectFallback<SpeechAnswer>(app, res, 'mock/tts', 'openai/tts-1');
     expect(answer.audio.format).toBe('mp3');
-    const entry = await logEntryOf(app, answer.id);
-    expect(attemptsOf(entry).map((a) => [a.model, a.ok, a.status])).toEqual([
-      ['mock/tts', false, 503],
-      ['openai/tts-1', true, 200],
-    ]);
   });
 
   it('holds a block limit under 50 concurrent requests: no overshoot, one log entry each', async () => {
     const user = await signUpUser(app);
     const input = 'the same sentence, spoken many times over';
-    const N = 7;
     const worst = speechKind.worstCase(['mock/tts'], { input, format: 'wav' });
     expect(worst).toBeCloseTo((input.length * 15) / 1e6, 14);
-    const limit = Number((N * worst).toFixed(10));
-    const gate = await ttsGate(user, { spendingLimit: limit, spendingEnforcement: 'block' });
-    const responses = await Promise.all(Array.from({ length: 50 }, () => tts(user, gate.id, { input })));
-    const statuses = responses.map((r) => r.status);
-    const passed = statuses.filter((s) => s === 200).length;
-    expect(passed).toBeGreaterThan(0);
-    expect(passed).toBeLessThanOrEqual(N);
-    expect(statuses.filter((s) => s === 402)).toHaveLength(50 - passed);
-    const after = await readGate(app, user, gate.id);
-    expect(after.spendingCurrent).toBeLessThanOrEqual(limit);
-    expect(await logEntriesOf(app, gate.id)).toHaveLength(50);
+    await expectBlockLimitHolds(app, user, {
+      worst,
+      fits: 7,
+      gate: (limit) => ttsGate(user, limit),
+      send: (gateId) => tts(user, gateId, { input }),
+    });
   });
 
   it('refuses bad input with a 400 naming the field, and a gate of another type', async () => {
@@ -334,20 +317,12 @@ describe('POST /v3/stt and /v3/audio on the mock', () => {
       audio: silence(1).toString('base64'),
       prompt: '[mock:fail=503@mock/stt]',
     });
-    expect(res.status, await res.clone().text()).toBe(200);
-    const answer = (await res.json()) as TranscriptAnswer;
-    expect(answer.model).toBe('openai/whisper-1');
-    const entry = await logEntryOf(app, answer.id);
-    expect(attemptsOf(entry).map((a) => [a.model, a.ok, a.status])).toEqual([
-      ['mock/stt', false, 503],
-      ['openai/whisper-1', true, 200],
-    ]);
+    await expectFallback(app, res, 'mock/stt', 'openai/whisper-1');
   });
 
   it('holds a block limit under 50 concurrent requests: no overshoot, one log entry each', async () => {
     const user = await signUpUser(app);
     const audio = silence(2).toString('base64');
-    const N = 7;
     const worst = transcriptionKind.worstCase(['mock/stt'], {
       audio: Buffer.alloc(0),
       mimeType: 'audio/wav',
@@ -357,19 +332,12 @@ describe('POST /v3/stt and /v3/audio on the mock', () => {
       translate: false,
     });
     expect(worst).toBeCloseTo((2 / 60) * 0.006, 14);
-    const limit = Number((N * worst).toFixed(10));
-    const gate = await sttGate(user, { spendingLimit: limit, spendingEnforcement: 'block' });
-    const responses = await Promise.all(
-      Array.from({ length: 50 }, () => post(user, '/v3/stt', gate.id, { audio })),
-    );
-    const statuses = responses.map((r) => r.status);
-    const passed = statuses.filter((s) => s === 200).length;
-    expect(passed).toBeGreaterThan(0);
-    expect(passed).toBeLessThanOrEqual(N);
-    expect(statuses.filter((s) => s === 402)).toHaveLength(50 - passed);
-    const after = await readGate(app, user, gate.id);
-    expect(after.spendingCurrent).toBeLessThanOrEqual(limit);
-    expect(await logEntriesOf(app, gate.id)).toHaveLength(50);
+    await expectBlockLimitHolds(app, user, {
+      worst,
+      fits: 7,
+      gate: (limit) => sttGate(user, limit),
+      send: (gateId) => post(user, '/v3/stt', gateId, { audio }),
+    });
   });
 
   it('refuses a file that is not audio naming the field, and a gate of another type', async () => {

@@ -3,34 +3,29 @@
  * mock and on local servers speaking OpenAI's, Mistral's and Gemini's embedding APIs; fallback,
  * an exact block limit under concurrency, one log entry per request, bad input.
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { embeddingsKind } from '../src/dataplane/tasks/embeddings.ts';
 import { findModel } from '../src/domain/catalog.ts';
 import { useTestApp } from './support/app.ts';
-import {
-  attemptsOf,
-  logEntriesOf,
-  logEntryOf,
-  type NativeError,
-  type OpenAIError,
-  readGate,
-} from './support/chat.ts';
-import { startUpstream } from './support/emulators/upstream.ts';
+import { logEntryOf, type NativeError, type OpenAIError } from './support/chat.ts';
 import { createGate, signUpUser, type TestUser } from './support/factories.ts';
+import {
+  expectBlockLimitHolds,
+  expectFallback,
+  hasBearer,
+  hasGoogleKey,
+  useUpstream,
+} from './support/tasks.ts';
 
 // One local server answers as OpenAI (/v1/embeddings), Mistral (/mistral/v1/embeddings) and
 // Gemini (/v1beta/models/M:batchEmbedContents), each checking its key as the real one does.
-const upstream = await startUpstream((request) => {
-  const gemini = /^\/v1beta\/models\/[^/:]+:batchEmbedContents$/.test(request.path);
-  if (request.method !== 'POST' || !(gemini || /^(\/mistral)?\/v1\/embeddings$/.test(request.path))) {
-    return { type: 'json', status: 404, body: { error: { message: `no route ${request.path}` } } };
-  }
-  const keyOk = gemini
-    ? request.headers['x-goog-api-key'] === 'g-key'
-    : request.headers.authorization ===
-      (request.path.startsWith('/mistral') ? 'Bearer m-key' : 'Bearer sk-test');
-  if (!keyOk) return { type: 'json', status: 401, body: { error: { message: 'bad key' } } };
-  return null;
+const upstream = await useUpstream({
+  serves: (path) =>
+    /^\/v1beta\/models\/[^/:]+:batchEmbedContents$/.test(path) || /^(\/mistral)?\/v1\/embeddings$/.test(path),
+  keyOk: (request) =>
+    request.path.startsWith('/v1beta/')
+      ? hasGoogleKey(request, 'g-key')
+      : hasBearer(request, request.path.startsWith('/mistral') ? 'm-key' : 'sk-test'),
 });
 const app = useTestApp({
   OPENAI_API_KEY: 'sk-test',
@@ -40,12 +35,6 @@ const app = useTestApp({
   GEMINI_API_KEY: 'g-key',
   GEMINI_BASE_URL: upstream.url,
 });
-afterEach(() => {
-  const left = upstream.pending();
-  upstream.reset();
-  expect(left, 'scripted replies left unused').toBe(0);
-});
-afterAll(() => upstream.close());
 
 type EmbeddingsAnswer = {
   id: string;
@@ -111,34 +100,21 @@ describe('POST /v3/embeddings on the mock', () => {
       fallbackModels: ['mock/embed-large'],
     });
     const res = await embed(user, gate.id, { input: 'x [mock:fail=503@mock/embed]' });
-    expect(res.status, await res.clone().text()).toBe(200);
-    const answer = (await res.json()) as EmbeddingsAnswer;
-    expect(answer.model).toBe('mock/embed-large');
+    const answer = await expectFallback<EmbeddingsAnswer>(app, res, 'mock/embed', 'mock/embed-large');
     expect(answer.dimensions).toBe(3072);
-    const entry = await logEntryOf(app, answer.id);
-    expect(attemptsOf(entry).map((a) => [a.model, a.ok, a.status])).toEqual([
-      ['mock/embed', false, 503],
-      ['mock/embed-large', true, 200],
-    ]);
   });
 
   it('holds a block limit under 50 concurrent requests: no overshoot, one log entry each', async () => {
     const user = await signUpUser(app);
     const input = 'the same text, embedded many times over';
-    const N = 7;
     const worst = embeddingsKind.worstCase(['mock/embed'], { input: [input] });
     expect(worst).toBeGreaterThan(0);
-    const limit = Number((N * worst).toFixed(10));
-    const gate = await embeddingsGate(user, { spendingLimit: limit, spendingEnforcement: 'block' });
-    const responses = await Promise.all(Array.from({ length: 50 }, () => embed(user, gate.id, { input })));
-    const statuses = responses.map((r) => r.status);
-    const passed = statuses.filter((s) => s === 200).length;
-    expect(passed).toBeGreaterThan(0);
-    expect(passed).toBeLessThanOrEqual(N);
-    expect(statuses.filter((s) => s === 402)).toHaveLength(50 - passed);
-    const after = await readGate(app, user, gate.id);
-    expect(after.spendingCurrent).toBeLessThanOrEqual(limit);
-    expect(await logEntriesOf(app, gate.id)).toHaveLength(50);
+    await expectBlockLimitHolds(app, user, {
+      worst,
+      fits: 7,
+      gate: (limit) => embeddingsGate(user, limit),
+      send: (gateId) => embed(user, gateId, { input }),
+    });
   });
 
   it('refuses bad input with a 400 naming the field, and a gate of another type', async () => {

@@ -5,24 +5,24 @@
  * images stored apart from the entry and served to its owner only, bad input.
  */
 import { inflateSync } from 'node:zlib';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { imageKind } from '../src/dataplane/tasks/image.ts';
 import { useTestApp } from './support/app.ts';
-import { attemptsOf, logEntriesOf, logEntryOf, type NativeError, readGate } from './support/chat.ts';
-import { startUpstream } from './support/emulators/upstream.ts';
+import { logEntryOf, type NativeError } from './support/chat.ts';
 import { createGate, signUpUser, type TestUser } from './support/factories.ts';
+import {
+  expectBlockLimitHolds,
+  expectFallback,
+  hasBearer,
+  hasGoogleKey,
+  useUpstream,
+} from './support/tasks.ts';
 
 // One local server answers as OpenAI (/v1/images/generations) and Gemini (models/M:predict).
-const upstream = await startUpstream((request) => {
-  const gemini = /^\/v1beta\/models\/[^/:]+:predict$/.test(request.path);
-  if (request.method !== 'POST' || !(gemini || request.path === '/v1/images/generations')) {
-    return { type: 'json', status: 404, body: { error: { message: `no route ${request.path}` } } };
-  }
-  const keyOk = gemini
-    ? request.headers['x-goog-api-key'] === 'g-key'
-    : request.headers.authorization === 'Bearer sk-test';
-  if (!keyOk) return { type: 'json', status: 401, body: { error: { message: 'bad key' } } };
-  return null;
+const upstream = await useUpstream({
+  serves: (path) => /^\/v1beta\/models\/[^/:]+:predict$/.test(path) || path === '/v1/images/generations',
+  keyOk: (request) =>
+    request.path.startsWith('/v1beta/') ? hasGoogleKey(request, 'g-key') : hasBearer(request, 'sk-test'),
 });
 const app = useTestApp({
   OPENAI_API_KEY: 'sk-test',
@@ -30,12 +30,6 @@ const app = useTestApp({
   GEMINI_API_KEY: 'g-key',
   GEMINI_BASE_URL: upstream.url,
 });
-afterEach(() => {
-  const left = upstream.pending();
-  upstream.reset();
-  expect(left, 'scripted replies left unused').toBe(0);
-});
-afterAll(() => upstream.close());
 
 type ImageAnswer = {
   id: string;
@@ -172,37 +166,20 @@ describe('POST /v3/image on the mock', () => {
       body: { created: 1, data: [{ b64_json: tinyPng(7).toString('base64') }] },
     });
     const res = await generate(user, gate.id, { prompt: 'x [mock:fail=503@mock/image]', size: '512x512' });
-    expect(res.status, await res.clone().text()).toBe(200);
-    const answer = (await res.json()) as ImageAnswer;
-    expect(answer.model).toBe('openai/dall-e-2');
+    const answer = await expectFallback<ImageAnswer>(app, res, 'mock/image', 'openai/dall-e-2');
     expect(answer.costUsd).toBeCloseTo(0.018, 10);
-    const entry = await logEntryOf(app, answer.id);
-    expect(attemptsOf(entry).map((a) => [a.model, a.ok, a.status])).toEqual([
-      ['mock/image', false, 503],
-      ['openai/dall-e-2', true, 200],
-    ]);
   });
 
   it('holds a block limit under 50 concurrent requests: no overshoot, one log entry each', async () => {
     const user = await signUpUser(app);
-    const N = 7;
     const worst = imageKind.worstCase(['mock/image'], { prompt: 'p', count: 1 });
     expect(worst).toBeCloseTo(0.01, 10);
-    const limit = Number((N * worst).toFixed(10));
-    const gate = await imageGate(user, { spendingLimit: limit, spendingEnforcement: 'block' });
-    const responses = await Promise.all(
-      Array.from({ length: 50 }, () => generate(user, gate.id, { prompt: 'many times' })),
-    );
-    const statuses = responses.map((r) => r.status);
-    const passed = statuses.filter((s) => s === 200).length;
-    expect(passed).toBeGreaterThan(0);
-    expect(passed).toBeLessThanOrEqual(N);
-    expect(statuses.filter((s) => s === 402)).toHaveLength(50 - passed);
-    const after = await readGate(app, user, gate.id);
-    expect(after.spendingCurrent).toBeLessThanOrEqual(limit);
-    const entries = await logEntriesOf(app, gate.id);
-    expect(entries).toHaveLength(50);
-    expect(entries.filter((e) => e.success)).toHaveLength(passed);
+    await expectBlockLimitHolds(app, user, {
+      worst,
+      fits: 7,
+      gate: (limit) => imageGate(user, limit),
+      send: (gateId) => generate(user, gateId, { prompt: 'many times' }),
+    });
   });
 
   it('reserves count times the dearest image among the models tried', () => {

@@ -3,32 +3,19 @@
  * mock (keyword flags) and on local servers speaking OpenAI's and Mistral's moderation APIs;
  * fallback, an exact block limit under concurrency, one log entry per request, bad input.
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { moderationKind } from '../src/dataplane/tasks/moderation.ts';
 import { findModel } from '../src/domain/catalog.ts';
 import { useTestApp } from './support/app.ts';
-import {
-  attemptsOf,
-  logEntriesOf,
-  logEntryOf,
-  type NativeError,
-  type OpenAIError,
-  readGate,
-} from './support/chat.ts';
-import { startUpstream } from './support/emulators/upstream.ts';
+import { logEntryOf, type NativeError, type OpenAIError } from './support/chat.ts';
 import { createGate, signUpUser, type TestUser } from './support/factories.ts';
+import { expectBlockLimitHolds, expectFallback, hasBearer, useUpstream } from './support/tasks.ts';
 
 // One local server answers as OpenAI (/v1/moderations) and Mistral (/mistral/v1/moderations),
 // each checking its key as the real one does.
-const upstream = await startUpstream((request) => {
-  if (request.method !== 'POST' || !/^(\/mistral)?\/v1\/moderations$/.test(request.path)) {
-    return { type: 'json', status: 404, body: { error: { message: `no route ${request.path}` } } };
-  }
-  const key = request.path.startsWith('/mistral') ? 'Bearer m-key' : 'Bearer sk-test';
-  if (request.headers.authorization !== key) {
-    return { type: 'json', status: 401, body: { error: { message: 'bad key' } } };
-  }
-  return null;
+const upstream = await useUpstream({
+  serves: (path) => /^(\/mistral)?\/v1\/moderations$/.test(path),
+  keyOk: (request) => hasBearer(request, request.path.startsWith('/mistral') ? 'm-key' : 'sk-test'),
 });
 const app = useTestApp({
   OPENAI_API_KEY: 'sk-test',
@@ -36,12 +23,6 @@ const app = useTestApp({
   MISTRAL_API_KEY: 'm-key',
   MISTRAL_BASE_URL: `${upstream.url}/mistral`,
 });
-afterEach(() => {
-  const left = upstream.pending();
-  upstream.reset();
-  expect(left, 'scripted replies left unused').toBe(0);
-});
-afterAll(() => upstream.close());
 
 type Verdict = { flagged: boolean; categories: Record<string, boolean>; scores: Record<string, number> };
 type ModerationAnswer = {
@@ -123,14 +104,7 @@ describe('POST /v3/moderation on the mock', () => {
       body: { id: 'modr-1', model: 'omni-moderation-latest', results: [openAIResult()] },
     });
     const res = await moderate(user, gate.id, { input: 'x [mock:fail=503@mock/moderation]' });
-    expect(res.status, await res.clone().text()).toBe(200);
-    const answer = (await res.json()) as ModerationAnswer;
-    expect(answer.model).toBe('openai/omni-moderation-latest');
-    const entry = await logEntryOf(app, answer.id);
-    expect(attemptsOf(entry).map((a) => [a.model, a.ok, a.status])).toEqual([
-      ['mock/moderation', false, 503],
-      ['openai/omni-moderation-latest', true, 200],
-    ]);
+    await expectFallback(app, res, 'mock/moderation', 'openai/omni-moderation-latest');
   });
 
   it('refuses bad input with a 400 naming the field, and a gate of another type', async () => {
@@ -163,13 +137,6 @@ describe('a block limit', () => {
     const N = 7;
     const worst = moderationKind.worstCase(['mistral/mistral-moderation-latest'], { input: [input] });
     expect(worst).toBeCloseTo((Buffer.byteLength(input) * 0.1) / 1e6, 15);
-    // Room for N worst cases and half another: exactly N pass, whatever the rounding.
-    const limit = Number(((N + 0.5) * worst).toFixed(12));
-    const gate = await moderationGate(user, {
-      model: 'mistral/mistral-moderation-latest',
-      spendingLimit: limit,
-      spendingEnforcement: 'block',
-    });
     // Mistral reports the tokens it billed: as many as the worst case assumed.
     const tokens = Buffer.byteLength(input);
     upstream.reply(
@@ -183,18 +150,15 @@ describe('a block limit', () => {
         },
       })),
     );
-    const responses = await Promise.all(Array.from({ length: 50 }, () => moderate(user, gate.id, { input })));
-    const statuses = responses.map((r) => r.status);
-    const passed = statuses.filter((s) => s === 200).length;
-    expect(passed).toBe(N);
-    expect(statuses.filter((s) => s === 402)).toHaveLength(50 - passed);
-    const after = await readGate(app, user, gate.id);
-    expect(after.spendingCurrent).toBeLessThanOrEqual(limit);
-    expect(after.spendingCurrent).toBeCloseTo(N * worst, 12);
-    const entries = await logEntriesOf(app, gate.id);
-    expect(entries).toHaveLength(50);
-    const paid = entries.filter((e) => e.success);
-    expect(paid).toHaveLength(N);
+    const { spending, paid } = await expectBlockLimitHolds(app, user, {
+      worst,
+      fits: N,
+      exact: true,
+      digits: 12,
+      gate: (limit) => moderationGate(user, { model: 'mistral/mistral-moderation-latest', ...limit }),
+      send: (gateId) => moderate(user, gateId, { input }),
+    });
+    expect(spending).toBeCloseTo(N * worst, 12);
     for (const e of paid) expect(Number(e.costUsd)).toBeCloseTo(worst, 12);
   });
 });

@@ -3,31 +3,20 @@
  * a local server speaking Mistral's OCR API; fallback, an exact block limit under concurrency,
  * the 1,000-page bound of a document by URL, one log entry per request, bad input.
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MAX_DOCUMENT_PAGES, ocrKind, pageBound } from '../src/dataplane/tasks/ocr.ts';
 import { findModel } from '../src/domain/catalog.ts';
 import { useTestApp } from './support/app.ts';
-import { attemptsOf, logEntriesOf, logEntryOf, type NativeError, readGate } from './support/chat.ts';
-import { startUpstream } from './support/emulators/upstream.ts';
+import { logEntryOf, type NativeError, readGate } from './support/chat.ts';
 import { createGate, signUpUser, type TestUser } from './support/factories.ts';
+import { expectBlockLimitHolds, expectFallback, hasBearer, useUpstream } from './support/tasks.ts';
 
 // One local server answers as Mistral (/mistral/v1/ocr), checking its key as the real one does.
-const upstream = await startUpstream((request) => {
-  if (request.method !== 'POST' || request.path !== '/mistral/v1/ocr') {
-    return { type: 'json', status: 404, body: { error: { message: `no route ${request.path}` } } };
-  }
-  if (request.headers.authorization !== 'Bearer m-key') {
-    return { type: 'json', status: 401, body: { error: { message: 'bad key' } } };
-  }
-  return null;
+const upstream = await useUpstream({
+  serves: (path) => path === '/mistral/v1/ocr',
+  keyOk: (request) => hasBearer(request, 'm-key'),
 });
 const app = useTestApp({ MISTRAL_API_KEY: 'm-key', MISTRAL_BASE_URL: `${upstream.url}/mistral` });
-afterEach(() => {
-  const left = upstream.pending();
-  upstream.reset();
-  expect(left, 'scripted replies left unused').toBe(0);
-});
-afterAll(() => upstream.close());
 
 type OcrAnswer = {
   id: string;
@@ -112,14 +101,7 @@ describe('POST /v3/ocr on the mock', () => {
     });
     upstream.reply({ type: 'json', body: mistralAnswer(2) });
     const res = await read(user, gate.id, { base64: pdf(2, '[mock:fail=503@mock/ocr]').toString('base64') });
-    expect(res.status, await res.clone().text()).toBe(200);
-    const answer = (await res.json()) as OcrAnswer;
-    expect(answer.model).toBe('mistral/mistral-ocr-latest');
-    const entry = await logEntryOf(app, answer.id);
-    expect(attemptsOf(entry).map((a) => [a.model, a.ok, a.status])).toEqual([
-      ['mock/ocr', false, 503],
-      ['mistral/mistral-ocr-latest', true, 200],
-    ]);
+    await expectFallback(app, res, 'mock/ocr', 'mistral/mistral-ocr-latest');
   });
 
   it('refuses bad input with a 400 naming the field, and a gate of another type', async () => {
@@ -158,18 +140,15 @@ describe('a block limit', () => {
       source: { kind: 'inline', data: pdf(2), mimeType: 'application/pdf' },
     });
     expect(worst).toBeCloseTo(2 * 0.001, 12);
-    const limit = Number(((N + 0.5) * worst).toFixed(10));
-    const gate = await ocrGate(user, { spendingLimit: limit, spendingEnforcement: 'block' });
-    const responses = await Promise.all(Array.from({ length: 50 }, () => read(user, gate.id, { base64 })));
-    const statuses = responses.map((r) => r.status);
-    expect(statuses.filter((s) => s === 200)).toHaveLength(N);
-    expect(statuses.filter((s) => s === 402)).toHaveLength(50 - N);
-    const after = await readGate(app, user, gate.id);
-    expect(after.spendingCurrent).toBeLessThanOrEqual(limit);
-    expect(after.spendingCurrent).toBeCloseTo(N * worst, 10);
-    const entries = await logEntriesOf(app, gate.id);
-    expect(entries).toHaveLength(50);
-    for (const e of entries.filter((x) => x.success)) expect(Number(e.costUsd)).toBeCloseTo(worst, 10);
+    const { spending, paid } = await expectBlockLimitHolds(app, user, {
+      worst,
+      fits: N,
+      exact: true,
+      gate: (limit) => ocrGate(user, limit),
+      send: (gateId) => read(user, gateId, { base64 }),
+    });
+    expect(spending).toBeCloseTo(N * worst, 10);
+    for (const e of paid) expect(Number(e.costUsd)).toBeCloseTo(worst, 10);
   });
 
   it('reserves 1,000 pages for a document by URL, which it cannot see', async () => {
