@@ -1,0 +1,319 @@
+/**
+ * What `pnpm bench` and `pnpm bench:soak` share: the processes they start (the upstream, the bare
+ * proxy, the gateway as `pnpm start` runs it, Portkey's gateway), wrk, and the memory of a process
+ * as Linux reports it.
+ */
+import { type ChildProcess, execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+
+export const serverDir = path.resolve(import.meta.dirname, '..');
+export const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+/** Portkey's gateway, installed on demand outside the repository (it is no dependency of ours). */
+const PORTKEY_VERSION = '1.15.2';
+const PORTKEY_DIR = path.join(os.homedir(), '.cache', 'gatehouse-bench', `portkey-${PORTKEY_VERSION}`);
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resident memory of a process now (VmRSS), in MB. */
+export function rssMb(pid: number): number {
+  const kb = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+  return kb / 1024;
+}
+
+/** CPU time a process has used (user + system), in ms. */
+export function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
+/** Samples a process's RSS every 100 ms until stopped; returns the highest seen. */
+export function watchRss(pid: number): () => number {
+  let peak = rssMb(pid);
+  const timer = setInterval(() => {
+    try {
+      peak = Math.max(peak, rssMb(pid));
+    } catch {}
+  }, 100);
+  return () => {
+    clearInterval(timer);
+    return peak;
+  };
+}
+
+export function ensureWrk(): void {
+  if (spawnSync('wrk', ['--version']).error === undefined) return;
+  console.log('wrk is missing: installing it from Debian (apt-get install wrk)');
+  execFileSync('apt-get', ['install', '-y', '-qq', 'wrk'], { stdio: 'inherit' });
+}
+
+/** wrk's requests per second, 1 thread; any non-2xx answer fails the run rather than flatter it. */
+export async function wrk(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  seconds: number,
+  connections: number,
+): Promise<number> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'gh-wrk-'));
+  const script = path.join(dir, 'post.lua');
+  writeFileSync(
+    script,
+    [
+      'wrk.method = "POST"',
+      `wrk.body = ${JSON.stringify(body)}`,
+      ...Object.entries(headers).map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`),
+      'done = function(summary, latency, requests)',
+      '  io.write(string.format("non2xx %d\\n", summary.errors.status))',
+      'end',
+    ].join('\n'),
+  );
+  const out = await new Promise<string>((resolve, reject) =>
+    execFile('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '-s', script, url], (error, stdout) =>
+      error ? reject(error) : resolve(stdout),
+    ),
+  );
+  rmSync(dir, { recursive: true, force: true });
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
+  const bad = Number(/non2xx (\d+)/.exec(out)?.[1] ?? 0);
+  if (!Number.isFinite(rps) || rps === 0 || bad > 0) throw new Error(`wrk against ${url} failed:\n${out}`);
+  return rps;
+}
+
+/** Starts a process and resolves once it writes its first line to stdout. */
+export async function startListening(
+  label: string,
+  command: string,
+  args: string[],
+  env: Record<string, string | undefined>,
+  cwd = serverDir,
+): Promise<ChildProcess> {
+  const child = spawn(command, args, {
+    cwd,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.once('data', () => resolve());
+    child.once('exit', () => reject(new Error(`${label} did not start`)));
+  });
+  child.stdout?.resume();
+  return child;
+}
+
+export async function stop(child: ChildProcess | null | undefined) {
+  if (!child || child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/** The upstream (bench/upstream.ts) in a process of its own. */
+export async function startUpstream() {
+  const port = await freePort();
+  const child = await startListening(
+    'the upstream',
+    process.execPath,
+    ['--import', 'tsx', path.join(import.meta.dirname, 'upstream.ts')],
+    { PORT: String(port) },
+  );
+  return { port, child };
+}
+
+/** The floor: a bare node:http + undici proxy in front of the same upstream (bench/proxy.ts). */
+export async function startProxy(upstreamPort: number) {
+  const port = await freePort();
+  const child = await startListening(
+    'the reference proxy',
+    process.execPath,
+    ['--import', 'tsx', path.join(import.meta.dirname, 'proxy.ts')],
+    { PORT: String(port), UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}/v1/chat/completions` },
+  );
+  return { port, child };
+}
+
+export function buildServer() {
+  execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: serverDir, stdio: 'inherit' });
+}
+
+export type Database = {
+  label: 'PGlite' | 'PostgreSQL';
+  url: string | null;
+  dataDir: string;
+  cleanup(): Promise<void>;
+};
+
+/** A new, empty database: a PGlite data directory, or `name` recreated on BENCH_POSTGRES_URL's server. */
+export async function newDatabase(kind: 'pglite' | 'postgres', name: string): Promise<Database | null> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gh-bench-'));
+  const removeDir = async () => rmSync(dataDir, { recursive: true, force: true });
+  if (kind === 'pglite') return { label: 'PGlite', url: null, dataDir, cleanup: removeDir };
+  const admin = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 2000 });
+  try {
+    await admin.connect();
+  } catch (error) {
+    console.log(`PostgreSQL at ${POSTGRES_URL} does not answer (${(error as Error).message}): skipping it`);
+    await removeDir();
+    return null;
+  }
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(POSTGRES_URL);
+  url.pathname = `/${name}`;
+  return { label: 'PostgreSQL', url: url.toString(), dataDir, cleanup: removeDir };
+}
+
+async function waitReady(base: string, child: ChildProcess) {
+  for (let i = 0; i < 1200; i++) {
+    if (child.exitCode !== null) throw new Error(`the gateway exited (code ${child.exitCode})`);
+    try {
+      if ((await fetch(`${base}/readyz`)).ok) return;
+    } catch {}
+    await sleep(50);
+  }
+  throw new Error('the gateway did not become ready');
+}
+
+/** The gateway as `pnpm start` runs it (the built dist/main.mjs), ready to answer. */
+export async function startGateway(db: Database, upstreamPort: number) {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--enable-source-maps', 'dist/main.mjs'], {
+    cwd: serverDir,
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      PORT: String(port),
+      DATA_DIR: db.dataDir,
+      DATABASE_URL: db.url ?? '',
+      GATEHOUSE_OPEN_SIGNUP: '1',
+      OPENAI_API_KEY: 'bench',
+      OPENAI_BASE_URL: `http://127.0.0.1:${upstreamPort}/v1`,
+      // As `pnpm start` sets it (packages/server/package.json).
+      MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const started = performance.now();
+  await waitReady(base, child);
+  return { child, base, port, pid: child.pid as number, readyMs: performance.now() - started };
+}
+
+/** Signs a new user up and creates `gates`; answers the headers that call each gate. */
+export async function setUp(base: string, gates: Record<string, Record<string, unknown>>) {
+  const signup = (await (
+    await fetch(`${base}/v1/auth/signup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: `bench-${Date.now()}@example.test`, password: 'benchmark-password' }),
+    })
+  ).json()) as { apiKey: { key: string } };
+  const auth = { authorization: `Bearer ${signup.apiKey.key}`, 'content-type': 'application/json' };
+  const headers: Record<string, Record<string, string>> = {};
+  const ids: Record<string, string> = {};
+  for (const [name, fields] of Object.entries(gates)) {
+    const res = await fetch(`${base}/v1/gates`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ name, taskType: 'chat', ...fields }),
+    });
+    const gate = (await res.json()) as { id: string };
+    if (!res.ok) throw new Error(`creating the gate ${name} failed: ${JSON.stringify(gate)}`);
+    ids[name] = gate.id;
+    headers[name] = { ...auth, 'x-gatehouse-gate-id': gate.id };
+  }
+  return { auth, headers, ids };
+}
+
+/**
+ * Portkey's open-source gateway (`@portkey-ai/gateway`), installed into a cache directory outside
+ * the repository on first use and started as its own process, in front of the same upstream.
+ * Null, with the reason printed, when it cannot be installed, started, or answer through the
+ * upstream.
+ */
+export async function startPortkey(upstreamPort: number) {
+  const entry = path.join(PORTKEY_DIR, 'node_modules', '@portkey-ai', 'gateway', 'build', 'start-server.js');
+  if (!existsSync(entry)) {
+    console.log(`installing @portkey-ai/gateway@${PORTKEY_VERSION} into ${PORTKEY_DIR} (once)…`);
+    mkdirSync(PORTKEY_DIR, { recursive: true });
+    const npm = spawnSync(
+      'npm',
+      [
+        'install',
+        '--no-audit',
+        '--no-fund',
+        '--prefix',
+        PORTKEY_DIR,
+        `@portkey-ai/gateway@${PORTKEY_VERSION}`,
+      ],
+      { encoding: 'utf8' },
+    );
+    if (npm.status !== 0 || !existsSync(entry)) {
+      console.log(
+        `Portkey's gateway could not be installed (${npm.error ?? npm.stderr}): skipping that comparison`,
+      );
+      return null;
+    }
+  }
+  const port = await freePort();
+  let child: ChildProcess;
+  try {
+    child = await startListening(
+      'Portkey',
+      process.execPath,
+      [entry, `--port=${port}`, '--headless'],
+      {},
+      PORTKEY_DIR,
+    );
+  } catch (error) {
+    console.log(`Portkey's gateway did not start (${(error as Error).message}): skipping that comparison`);
+    return null;
+  }
+  const headers = {
+    'content-type': 'application/json',
+    authorization: 'Bearer bench',
+    'x-portkey-provider': 'openai',
+    'x-portkey-custom-host': `http://127.0.0.1:${upstreamPort}/v1`,
+  };
+  const url = `http://127.0.0.1:${port}/v1/chat/completions`;
+  // It prints before it listens: ask until it answers, and check the answer is the upstream's.
+  for (let i = 0; ; i++) {
+    try {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ping' }] }),
+      });
+      const answer = (await res.json()) as { choices?: { message?: { content?: string } }[] };
+      if (res.ok && answer.choices?.[0]?.message?.content === 'pong') break;
+      throw new Error(`answered ${res.status} ${JSON.stringify(answer).slice(0, 200)}`);
+    } catch (error) {
+      if (i < 50 && (error as { cause?: { code?: string } }).cause?.code === 'ECONNREFUSED') {
+        await sleep(100);
+        continue;
+      }
+      console.log(
+        `Portkey's gateway does not answer through the upstream (${(error as Error).message}): skipping`,
+      );
+      await stop(child);
+      return null;
+    }
+  }
+  return { child, url, headers, pid: child.pid as number };
+}
