@@ -15,6 +15,7 @@ import { adminRoutes } from './rest/admin.ts';
 import { agentGateRoutes, sessionRoutes } from './rest/agentGates.ts';
 import { anthropicRoutes } from './rest/anthropic/routes.ts';
 import { apiKeyRoutes } from './rest/apiKeys.ts';
+import { architectRoutes } from './rest/architect.ts';
 import { authRoutes } from './rest/auth.ts';
 import { nativeChatRoutes } from './rest/chat.ts';
 import { gateRoutes } from './rest/gates.ts';
@@ -74,6 +75,7 @@ export function createApp(config: Config, runtime: Runtime) {
   app.route('/v1/api-keys', apiKeyRoutes);
   app.route('/v1/gates', gateRoutes(runtime));
   app.route('/v1/gates', agentGateRoutes);
+  app.route('/v1/gates', architectRoutes(runtime));
   app.route('/v1/sessions', sessionRoutes);
   app.route('/v1/logs', logRoutes);
   app.route('/v1/admin', adminRoutes);

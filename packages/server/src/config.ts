@@ -50,6 +50,8 @@ const envSchema = z.object({
   GATEHOUSE_ATTEMPT_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(30_000),
   // Video: how long POST /v3/video waits before answering 202 with a job, and how long one
   // attempt (create, poll, download) may take in all.
+  GATEHOUSE_ARCHITECT_MODEL: z.string().trim().min(1).max(200).optional(),
+  GATEHOUSE_ARCHITECT_INTERVAL_MS: z.coerce.number().int().min(1000).max(86_400_000).default(60_000),
   GATEHOUSE_VIDEO_WAIT_MS: z.coerce.number().int().min(0).max(600_000).default(60_000),
   GATEHOUSE_VIDEO_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(600_000),
   GATEHOUSE_MAX_CHAT_BODY_BYTES: z.coerce
@@ -128,6 +130,11 @@ export type Config = {
   sessionDays: number;
   webDist: string;
   attemptTimeoutMs: number;
+  /**
+   * The Architect: the chat model that reads gate descriptions (unset: documented rules do), and
+   * how often a process looks for gates whose re-analysis is due.
+   */
+  architect: { model: string | undefined; intervalMs: number };
   /** POST /v3/video answers within this, or 202 with a job; each video attempt's own deadline. */
   video: { waitMs: number; timeoutMs: number };
   maxChatBodyBytes: number;
@@ -186,6 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ? path.resolve(base, e.GATEHOUSE_WEB_DIST)
       : path.join(repoRoot, 'packages/web/dist'),
     attemptTimeoutMs: e.GATEHOUSE_ATTEMPT_TIMEOUT_MS,
+    architect: { model: e.GATEHOUSE_ARCHITECT_MODEL, intervalMs: e.GATEHOUSE_ARCHITECT_INTERVAL_MS },
     video: { waitMs: e.GATEHOUSE_VIDEO_WAIT_MS, timeoutMs: e.GATEHOUSE_VIDEO_TIMEOUT_MS },
     maxChatBodyBytes: e.GATEHOUSE_MAX_CHAT_BODY_BYTES,
     providers: providerSettings(e as Record<string, string | undefined>, e.GATEHOUSE_MOCK_LATENCY_MS),

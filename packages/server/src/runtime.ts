@@ -4,7 +4,8 @@ import { createSqlLedger } from './dataplane/ledger.ts';
 import { LocalLedger } from './dataplane/localLedger.ts';
 import { createLogWriter, type LogWriter } from './dataplane/logWriter.ts';
 import { sql } from './db/client.ts';
-import { createModelNames, type ModelNames } from './domain/catalog.ts';
+import type { ArchitectDeps } from './domain/architect.ts';
+import { createModelNames, type ModelNames, modelProblem } from './domain/catalog.ts';
 import type { SpendingCounters } from './domain/spending.ts';
 import { createProviderRegistry } from './providers/registry.ts';
 
@@ -16,6 +17,8 @@ export type Runtime = {
   spending: SpendingCounters;
   /** How model names written by users become `provider/model` ids, given what is configured. */
   models: ModelNames;
+  /** What the Architect reads with: the model names, and GATEHOUSE_ARCHITECT_MODEL's reader. */
+  architect: ArchitectDeps;
   close(): Promise<void>;
 };
 
@@ -38,9 +41,26 @@ export function createRuntime(config: Config, opts: { random?: () => number } = 
     logs,
     spending: ledger,
     models,
+    architect: { models, reader: architectReader(config.architect.model, models, dataPlane) },
     close: async () => {
       await ledger.close();
       await logs.close();
     },
   };
+}
+
+/** GATEHOUSE_ARCHITECT_MODEL as a reader, refused at start when it names no configured chat model. */
+function architectReader(name: string | undefined, models: ModelNames, dataPlane: DataPlane) {
+  if (name === undefined) return null;
+  const resolved = models.resolve(name);
+  const problem = resolved.ok ? modelProblem(resolved.id, 'chat') : resolved.message;
+  if (!resolved.ok || problem) {
+    throw new Error(`Invalid configuration:\n  GATEHOUSE_ARCHITECT_MODEL: ${problem}`);
+  }
+  if (!models.configured.has(resolved.id.split('/')[0] as string)) {
+    throw new Error(
+      `Invalid configuration:\n  GATEHOUSE_ARCHITECT_MODEL: ${resolved.id} is served by a provider that is not configured`,
+    );
+  }
+  return { dataPlane, model: resolved.id };
 }

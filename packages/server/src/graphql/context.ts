@@ -1,5 +1,6 @@
 import { GraphQLError } from 'graphql';
 import type { Config } from '../config.ts';
+import type { ArchitectDeps } from '../domain/architect.ts';
 import type { ModelNames } from '../domain/catalog.ts';
 import type { DomainError } from '../domain/errors.ts';
 import type { SpendingCounters } from '../domain/spending.ts';
@@ -19,6 +20,8 @@ export type GraphQLContext = {
   spending: SpendingCounters;
   /** How model names written by users resolve (runtime.ts). */
   models: ModelNames;
+  /** What the Architect reads with (runtime.ts). */
+  architect: ArchitectDeps;
   /** Rows this operation's lists have asked for so far (countRows). */
   listedRows: number;
 };

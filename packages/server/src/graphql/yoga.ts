@@ -2,6 +2,7 @@ import { CSRF_HEADER } from '@gatehouse/rules/csrf';
 import { createYoga } from 'graphql-yoga';
 import type { Context } from 'hono';
 import type { Config } from '../config.ts';
+import type { ArchitectDeps } from '../domain/architect.ts';
 import { DomainError } from '../domain/errors.ts';
 import type { GateDeps } from '../domain/gates.ts';
 import { clientAddress, resolveActor } from '../http/auth.ts';
@@ -10,7 +11,10 @@ import type { GraphQLContext } from './context.ts';
 import { protectionPlugins } from './protection.ts';
 import { schema } from './schema/index.ts';
 
-export function createGraphQLHandler(config: Config, { spending, models }: GateDeps) {
+export function createGraphQLHandler(
+  config: Config,
+  { spending, models, architect }: GateDeps & { architect: ArchitectDeps },
+) {
   const yoga = createYoga<{ hono: Context }, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -43,6 +47,7 @@ export function createGraphQLHandler(config: Config, { spending, models }: GateD
       config,
       spending,
       models,
+      architect,
       actor: null,
       actorError: null,
       cookies: [],

@@ -82,9 +82,16 @@ export function clientSignal(c: Context): AbortSignal {
  * The request body as JSON, or a 400 that says what is wrong with it. With `maxBytes` the route
  * enforces its own size limit while reading (the chat routes; the others sit behind bodyLimit).
  */
-export async function readJson(c: Context, maxBytes?: number): Promise<unknown> {
+export async function readJson(
+  c: Context,
+  maxBytes?: number,
+  opts: { optional?: boolean } = {},
+): Promise<unknown> {
   const text = maxBytes === undefined ? await c.req.text() : await readText(c, maxBytes);
-  if (text.trim() === '') throw new ValidationError([{ path: '', message: 'request body is required' }]);
+  if (text.trim() === '') {
+    if (opts.optional) return {};
+    throw new ValidationError([{ path: '', message: 'request body is required' }]);
+  }
   try {
     return JSON.parse(text);
   } catch {

@@ -8,6 +8,7 @@ import './gate.ts';
 import './model.ts';
 import './log.ts';
 import './agent.ts';
+import './architect.ts';
 import './admin.ts';
 
 builder.queryType({});
