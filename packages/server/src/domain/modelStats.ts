@@ -57,37 +57,36 @@ export type ObservedModel = {
   completionTokens: number;
 };
 
+// Each bucket summed by position: cheaper than unnesting every row's histogram.
+const HIST_SUMS = Array.from(
+  { length: LATENCY_BUCKETS },
+  (_, i) => `sum(latency_hist[${i + 1}]) AS h${i}`,
+).join(', ');
+
+type ObservedRow = {
+  model: string;
+  attempts: string | number;
+  errors: string | number;
+  cost: string | number;
+  latency: string | number;
+  prompt: string | number;
+  completion: string | number;
+} & Record<`h${number}`, string | number | null>;
+
 export type ObservedWindow = { since: Date; until: Date; gateId?: string | undefined };
 
 /** The owner's figures per model over the window (one gate's, when `gateId` is given). */
 export async function observedModels(userId: string, w: ObservedWindow): Promise<Map<string, ObservedModel>> {
   const params: unknown[] = [userId, w.since.toISOString(), w.until.toISOString()];
   if (w.gateId) params.push(w.gateId);
-  const rows = await sql().query<{
-    model: string;
-    attempts: string | number;
-    errors: string | number;
-    cost: string | number;
-    latency: string | number;
-    prompt: string | number;
-    completion: string | number;
-    hist: (string | number)[] | null;
-  }>(
-    `WITH w AS (
-       SELECT * FROM model_rollups
-       WHERE user_id = $1::uuid AND hour >= date_trunc('hour', $2::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
-         AND hour < $3::timestamptz ${w.gateId ? 'AND gate_id = $4::uuid' : ''}
-     ), t AS (
-       SELECT model, sum(attempts) AS attempts, sum(errors) AS errors, sum(cost_usd) AS cost,
-              sum(latency_ms_sum) AS latency, sum(prompt_tokens) AS prompt, sum(completion_tokens) AS completion
-       FROM w GROUP BY model
-     ), h AS (
-       SELECT model, array_agg(n ORDER BY i) AS hist
-       FROM (SELECT w.model, u.i, sum(u.n) AS n FROM w, unnest(w.latency_hist) WITH ORDINALITY AS u(n, i)
-             GROUP BY w.model, u.i) b
-       GROUP BY model
-     )
-     SELECT t.*, h.hist FROM t LEFT JOIN h ON h.model = t.model`,
+  const rows = await sql().query<ObservedRow>(
+    `SELECT model, sum(attempts) AS attempts, sum(errors) AS errors, sum(cost_usd) AS cost,
+            sum(latency_ms_sum) AS latency, sum(prompt_tokens) AS prompt, sum(completion_tokens) AS completion,
+            ${HIST_SUMS}
+     FROM model_rollups
+     WHERE user_id = $1::uuid AND hour >= date_trunc('hour', $2::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+       AND hour < $3::timestamptz ${w.gateId ? 'AND gate_id = $4::uuid' : ''}
+     GROUP BY model`,
     params,
   );
   const out = new Map<string, ObservedModel>();
@@ -98,7 +97,7 @@ export async function observedModels(userId: string, w: ObservedWindow): Promise
     const cost = Number(r.cost);
     const prompt = Number(r.prompt);
     const completion = Number(r.completion);
-    const hist = (r.hist ?? []).map(Number);
+    const hist = Array.from({ length: LATENCY_BUCKETS }, (_, i) => Number(r[`h${i}`] ?? 0));
     out.set(r.model, {
       model: r.model,
       attempts,
