@@ -23,11 +23,13 @@ export type Runtime = {
 };
 
 export function createRuntime(config: Config, opts: { random?: () => number } = {}): Runtime {
+  const providers = createProviderRegistry(config.providers);
+  const models = createModelNames(providers.configured);
+  // Checked before anything starts that would need closing.
+  const architectModel = architectModelOf(config.architect.model, models);
   const logs = createLogWriter();
   // The embedded database belongs to this process alone, so spending can be decided in memory.
   const ledger = sql().kind === 'pglite' ? new LocalLedger() : createSqlLedger();
-  const providers = createProviderRegistry(config.providers);
-  const models = createModelNames(providers.configured);
   const dataPlane = createDataPlane({
     providers,
     models,
@@ -41,7 +43,7 @@ export function createRuntime(config: Config, opts: { random?: () => number } = 
     logs,
     spending: ledger,
     models,
-    architect: { models, reader: architectReader(config.architect.model, models, dataPlane) },
+    architect: { models, reader: architectModel ? { dataPlane, model: architectModel } : null },
     close: async () => {
       await ledger.close();
       await logs.close();
@@ -49,8 +51,8 @@ export function createRuntime(config: Config, opts: { random?: () => number } = 
   };
 }
 
-/** GATEHOUSE_ARCHITECT_MODEL as a reader, refused at start when it names no configured chat model. */
-function architectReader(name: string | undefined, models: ModelNames, dataPlane: DataPlane) {
+/** GATEHOUSE_ARCHITECT_MODEL's model id, refused at start when it names no configured chat model. */
+function architectModelOf(name: string | undefined, models: ModelNames): string | null {
   if (name === undefined) return null;
   const resolved = models.resolve(name);
   const problem = resolved.ok ? modelProblem(resolved.id, 'chat') : resolved.message;
@@ -62,5 +64,5 @@ function architectReader(name: string | undefined, models: ModelNames, dataPlane
       `Invalid configuration:\n  GATEHOUSE_ARCHITECT_MODEL: ${resolved.id} is served by a provider that is not configured`,
     );
   }
-  return { dataPlane, model: resolved.id };
+  return resolved.id;
 }
