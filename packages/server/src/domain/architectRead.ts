@@ -7,7 +7,7 @@
  * - by the rules below otherwise, or when that request fails (the analysis says so).
  */
 import type { QualityKind } from '@gatehouse/rules/architect';
-import { TASK_SUBTYPES, TASK_TYPES, type TaskType } from '@gatehouse/rules/gate';
+import { GATE_DEFAULTS, TASK_SUBTYPES, TASK_TYPES, type TaskType } from '@gatehouse/rules/gate';
 import type { DataPlane } from '../dataplane/chat.ts';
 import type { ChatRequest } from '../dataplane/request.ts';
 import { type Gate, Prisma } from '../generated/prisma/client.ts';
@@ -91,6 +91,8 @@ export function readByRules(
   };
 }
 
+const ENHANCED_SUFFIX = / ?Task type: [a-z]+(?: \([a-z]+\))?\.(?: It needs [^.]+\.)?$/;
+
 /** The description as one clear paragraph, with what was read from it said outright. */
 function enhance(
   description: string,
@@ -98,7 +100,8 @@ function enhance(
   subtype: TaskSubtype | null,
   caps: Capability[],
 ): string {
-  const text = description.trim().replace(/\s+/g, ' ');
+  // What an earlier enhancement added is said again, not twice.
+  const text = description.trim().replace(/\s+/g, ' ').replace(ENHANCED_SUFFIX, '');
   const sentence = text.charAt(0).toUpperCase() + text.slice(1) + (/[.!?]$/.test(text) ? '' : '.');
   const kind = subtype ? `${taskType} (${subtype})` : taskType;
   const needs = caps.length > 0 ? ` It needs ${caps.map((c) => CAPABILITY_WORDS[c]).join(', ')}.` : '';
@@ -130,48 +133,23 @@ export const ARCHITECT_GATE_NAME = 'Gatehouse Architect';
 function architectGate(userId: string, model: string): Gate {
   const now = new Date();
   return {
+    ...GATE_DEFAULTS,
     id: ARCHITECT_GATE_ID,
     userId,
     name: ARCHITECT_GATE_NAME,
-    description: null,
-    autoEnhanceDescription: false,
     taskType: 'chat',
-    taskSubtype: null,
-    tags: [],
     model,
-    routingStrategy: 'single',
-    fallbackModels: [],
-    systemPrompt: null,
     temperature: 0,
     maxTokens: 1000,
-    topP: null,
-    allowOverrides: false,
-    costWeight: null,
-    latencyWeight: null,
-    qualityWeight: null,
-    analysisMethod: null,
-    maxCostPer1kTokens: null,
-    maxLatencyMs: null,
-    reanalysisPeriod: 'never',
-    autoApplyRecommendations: false,
     taskAnalysis: null,
-    responseFormatEnabled: false,
-    responseFormatType: 'text',
     responseFormatSchema: null,
     spendingLimit: null,
-    spendingLimitPeriod: 'monthly',
-    spendingEnforcement: 'alert_only',
+    sessionSpendingLimit: null,
+    visibleTools: null,
     spendingCurrent: new Prisma.Decimal(0),
     spendingPeriodStart: now,
     spendingStatus: 'active',
     spendingAlertedAt: null,
-    gateType: 'standard',
-    agentMode: null,
-    orchestration: null,
-    sessionSpendingLimit: null,
-    sessionIdleMinutes: 30,
-    maxRequestsPerSession: null,
-    visibleTools: null,
     createdAt: now,
     updatedAt: now,
   };
