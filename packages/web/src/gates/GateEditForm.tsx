@@ -34,6 +34,7 @@ export function GateEditForm({
   onTabChange,
   models,
   modelsState,
+  architect,
   spendingNow,
   tryIt,
   subGates,
@@ -51,6 +52,8 @@ export function GateEditForm({
   onTabChange: (tab: GateTab) => void;
   models: ModelOption[];
   modelsState: ModelsState;
+  /** The Architect's analysis, shown on Models & Routing. */
+  architect: ReactNode;
   /** The read-only spending figures shown under the limit. */
   spendingNow: ReactNode;
   tryIt: ReactNode;
@@ -100,7 +103,7 @@ export function GateEditForm({
           <BasicInfoTab form={form} />
         </div>
         <div {...panel('routing')}>
-          <ModelsRoutingTab form={form} models={models} modelsState={modelsState} />
+          <ModelsRoutingTab form={form} models={models} modelsState={modelsState} architect={architect} />
         </div>
         <div {...panel('request')}>
           <RequestConfigTab form={form} />

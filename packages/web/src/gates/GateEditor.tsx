@@ -8,6 +8,7 @@ import { showMutationErrors } from '../forms/formErrors.ts';
 import { MutationErrorFields } from '../forms/mutationErrors.ts';
 import { graphql } from '../graphql.ts';
 import { fromEnum, gateToGraphQL } from '../graphqlEnums.ts';
+import { ArchitectPanel } from './ArchitectPanel.tsx';
 import { Connections } from './Connections.tsx';
 import { DangerZone } from './DangerZone.tsx';
 import { GateEditForm } from './GateEditForm.tsx';
@@ -85,11 +86,12 @@ export function GateEditor({
     if (first) showField(firstErrorPath(first, errors));
   };
 
-  const onSubmit = async (patch: GatePatch) => {
+  /** Saves the patch; resolves to whether the gate was saved. */
+  const save = async (patch: GatePatch): Promise<boolean> => {
     setSavedNotice(null);
     if (Object.keys(patch).length === 0) {
       setSavedNotice('Nothing to save: no setting changed.');
-      return;
+      return false;
     }
     const result = await updateGate({ id: gate.id, input: gateToGraphQL(patch) });
     const outcome = result.data?.updateGate;
@@ -98,13 +100,36 @@ export function GateEditor({
       setSavedNotice(
         `Saved ${Object.keys(patch).length === 1 ? 'the change' : `${Object.keys(patch).length} changes`}.`,
       );
-      return;
+      return true;
     }
     const first = showMutationErrors(form, outcome, {
       fieldOf: fieldOfIssue,
       unanswered: result.error?.graphQLErrors[0]?.message ?? 'The gate could not be saved; try again.',
     });
     if (first) showField(first);
+    return false;
+  };
+  const onSubmit = async (patch: GatePatch) => {
+    await save(patch);
+  };
+
+  // The Architect's recommendation goes through the form, so it is checked and saved as any edit is.
+  const applyRecommendation = (model: string, fallbackModels: string[]) => {
+    form.setValue('model', model, { shouldDirty: true });
+    form.setValue(
+      'fallbackModels',
+      fallbackModels.map((fallback) => ({ model: fallback })),
+      { shouldDirty: true },
+    );
+    return new Promise<boolean>((resolve) => {
+      void form.handleSubmit(
+        async (patch) => resolve(await save(patch)),
+        (errors) => {
+          onInvalid(errors);
+          resolve(false);
+        },
+      )();
+    });
   };
 
   return (
@@ -123,6 +148,14 @@ export function GateEditor({
         onTabChange={onTabChange}
         models={models}
         modelsState={modelsState}
+        architect={
+          <ArchitectPanel
+            gateId={gate.id}
+            active={tab === 'routing'}
+            current={gate}
+            onApply={applyRecommendation}
+          />
+        }
         savedNotice={savedNotice}
         spendingNow={<SpendingNow gate={gate} />}
         tryIt={<TryIt gateId={gate.id} taskType={fromEnum(TASK_TYPES, gate.taskType)} />}

@@ -1,5 +1,7 @@
 /** The Models & Routing tab: the primary model, how requests are routed, and how the Architect weighs models. */
+import { ANALYSIS_PRESETS, AUTO_APPLY_MARGIN, type Weights } from '@gatehouse/rules/architect';
 import { ANALYSIS_METHODS, LIMITS, REANALYSIS_PERIODS, ROUTING_STRATEGIES } from '@gatehouse/rules/gate';
+import type { ReactNode } from 'react';
 import { useFieldArray, useWatch } from 'react-hook-form';
 import { formatCount } from '../../logs/format.ts';
 import { Field } from '../../ui/Field.tsx';
@@ -19,11 +21,17 @@ const analysisLabels: Record<Exclude<GateFormValues['analysisMethod'], ''>, stri
   custom: 'Custom: use the three weights',
 };
 const reanalysisLabels: Record<GateFormValues['reanalysisPeriod'], string> = {
-  daily: 'Daily',
-  weekly: 'Weekly',
-  monthly: 'Monthly',
-  never: 'Never',
+  daily: 'Daily (once per UTC day)',
+  weekly: 'Weekly (once per ISO week, from Monday UTC)',
+  monthly: 'Monthly (once per UTC calendar month)',
+  never: 'Never (only when you press Analyse)',
 };
+/** Minimum attempts the gateway must have seen before a model's observed p95 meets the latency cap. */
+const LATENCY_CAP_SAMPLES = 20;
+
+const share = (x: number) => `${Math.round(x * 100)}%`;
+const presetWeights = (w: Weights) =>
+  `cost ${share(w.cost)}, latency ${share(w.latency)}, quality ${share(w.quality)}`;
 const weightLabels = {
   costWeight: 'Cost weight',
   latencyWeight: 'Latency weight',
@@ -32,8 +40,13 @@ const weightLabels = {
 
 type ModelsProps = { form: GateFormApi; models: ModelOption[]; modelsState: ModelsState };
 
-/** The tab as the gate page shows it. */
-export function ModelsRoutingTab({ form, models, modelsState }: ModelsProps) {
+/** The tab as the gate page shows it, with the Architect's latest analysis (`architect`) below its settings. */
+export function ModelsRoutingTab({
+  form,
+  models,
+  modelsState,
+  architect,
+}: ModelsProps & { architect?: ReactNode }) {
   return (
     <>
       <div className="row">
@@ -43,9 +56,13 @@ export function ModelsRoutingTab({ form, models, modelsState }: ModelsProps) {
       <FallbackModelsField form={form} models={models} modelsState={modelsState} />
       <div className="subsection">
         <h3>Architect</h3>
-        <p className="hint">How the Architect weighs models when it recommends them for this gate.</p>
+        <p className="hint">
+          How the Architect weighs models when it recommends them for this gate. It analyses the saved
+          settings: save a change here before you analyse again.
+        </p>
       </div>
       <ArchitectFields form={form} />
+      {architect}
     </>
   );
 }
@@ -163,7 +180,7 @@ export function ArchitectFields({ form }: { form: GateFormApi }) {
       <Toggle
         id="autoApplyRecommendations"
         label="Apply recommendations automatically"
-        hint="Off: the Architect's recommendations wait for your review."
+        hint={`On: after each scheduled re-analysis the Architect sets the primary and fallback models itself, only when its choice beats the current primary's total score by ${AUTO_APPLY_MARGIN} (or the current one no longer passes the filters), and records the change in the gate's history as made by the Architect. Off: recommendations wait for you to apply them.`}
       >
         <input
           id="autoApplyRecommendations"
@@ -186,7 +203,7 @@ function ArchitectScheduleFields({ form }: { form: GateFormApi }) {
         label="Analysis method"
         htmlFor="analysisMethod"
         error={errors.analysisMethod}
-        hint="A preset profile; custom uses the three weights."
+        hint={`Cost weighs ${presetWeights(ANALYSIS_PRESETS.cost)}; balanced a third each; performance ${presetWeights(ANALYSIS_PRESETS.performance)}; custom the three weights below. None: balanced, or custom when a weight is set.`}
       >
         <select
           id="analysisMethod"
@@ -205,7 +222,7 @@ function ArchitectScheduleFields({ form }: { form: GateFormApi }) {
         label="Reanalysis period"
         htmlFor="reanalysisPeriod"
         error={errors.reanalysisPeriod}
-        hint="How often recommendations are re-evaluated."
+        hint="How often the Architect analyses this gate again on its own, over its latest traffic."
       >
         <select id="reanalysisPeriod" {...register('reanalysisPeriod')}>
           {REANALYSIS_PERIODS.map((period) => (
@@ -230,7 +247,7 @@ function ArchitectWeightFields({ form }: { form: GateFormApi }) {
           form={form}
           name={name}
           label={weightLabels[name]}
-          hint={analysisMethod === 'custom' ? '0 to 1; required for custom.' : '0 to 1.'}
+          hint={weightHint(analysisMethod)}
           min={0}
           max={1}
         />
@@ -239,7 +256,13 @@ function ArchitectWeightFields({ form }: { form: GateFormApi }) {
   );
 }
 
-/** The most a recommended model may cost and take. */
+function weightHint(method: GateFormValues['analysisMethod']): string {
+  if (method === 'custom') return '0 to 1; required for custom. The three are scaled to sum to 1.';
+  if (method === '') return '0 to 1. With no method, setting any weight makes the analysis custom.';
+  return `0 to 1. Unused while the method is ${method}.`;
+}
+
+/** The most a recommended model may cost and take: hard filters, never weighed against the rest. */
 function ArchitectCapFields({ form }: { form: GateFormApi }) {
   return (
     <div className="row">
@@ -247,7 +270,7 @@ function ArchitectCapFields({ form }: { form: GateFormApi }) {
         form={form}
         name="maxCostPer1kTokens"
         label="Max cost per 1k tokens (USD)"
-        hint={`0 to ${formatCount(LIMITS.maxCostPer1kTokens)}. Blank: no cap.`}
+        hint={`0 to ${formatCount(LIMITS.maxCostPer1kTokens)}. A hard filter on chat and embeddings gates: a model priced above it (at this gate's mix of input and output tokens) is never recommended. Blank: no cap.`}
         min={0}
         max={LIMITS.maxCostPer1kTokens}
       />
@@ -255,7 +278,7 @@ function ArchitectCapFields({ form }: { form: GateFormApi }) {
         form={form}
         name="maxLatencyMs"
         label="Max latency (ms)"
-        hint={`A whole number, 1 to ${formatCount(LIMITS.maxLatencyMs)}. Blank: no cap.`}
+        hint={`A whole number, 1 to ${formatCount(LIMITS.maxLatencyMs)}. A hard filter: a model whose p95 latency seen by this gateway (once ${LATENCY_CAP_SAMPLES} attempts are seen; the catalog's typical latency before that) is above it is never recommended. Blank: no cap.`}
         step="1"
         min={1}
         max={LIMITS.maxLatencyMs}
