@@ -16,8 +16,9 @@ import { prisma } from '../db/client.ts';
 import { responseSchemaProblem } from '../domain/responseSchema.ts';
 import { type Gate, Prisma } from '../generated/prisma/client.ts';
 import { type ModelNames, modelProblem } from './catalog.ts';
-import { ConflictError, PlanLimitError, parseWith, ValidationError } from './errors.ts';
+import { ConflictError, NotFoundError, PlanLimitError, parseWith, ValidationError } from './errors.ts';
 import { forgetGate, getGate } from './gateCache.ts';
+import { type GateChangeBy, recordGateVersion } from './gateVersions.ts';
 import { planOf } from './plans.ts';
 import {
   effectiveSpending,
@@ -37,7 +38,8 @@ export const gateListQuerySchema = z.strictObject({
 
 export type Page<T> = { items: T[]; nextCursor: string | null; hasMore: boolean; limit: number };
 
-function settingsOf(gate: Gate): GateSettings {
+/** A stored gate's settable fields as the REST JSON shows them (money as numbers). */
+export function settingsOf(gate: Gate): GateSettings {
   return {
     name: gate.name,
     description: gate.description,
@@ -146,6 +148,8 @@ function isUniqueViolation(error: unknown): boolean {
 const nameTaken = () => new ConflictError('You have a gate with this name already', 'name');
 
 /** What the gate rules read besides the database: spending counters, and how model names resolve. */
+export type { GateChangeBy } from './gateVersions.ts';
+
 export type GateDeps = { spending: SpendingCounters; models: ModelNames };
 
 export async function createGate(
@@ -174,7 +178,7 @@ export async function createGate(
       const { name, model, taskType } = input;
       // A block limit of 0 admits nothing: such a gate starts suspended.
       const spendingStatus = spendingStatusFor({ ...settings, spendingCurrent: 0 });
-      return tx.gate.create({
+      const gate = await tx.gate.create({
         data: {
           ...toData({ ...input, ...agentPart(settings) }),
           name,
@@ -184,6 +188,15 @@ export async function createGate(
           spendingStatus,
         },
       });
+      await recordGateVersion(tx, {
+        gateId: gate.id,
+        userId,
+        by: { kind: 'user' },
+        before: null,
+        after: settingsOf(gate),
+        setFields: Object.keys(input),
+      });
+      return gate;
     });
   } catch (error) {
     if (isUniqueViolation(error)) throw nameTaken();
@@ -243,38 +256,69 @@ export async function listGates(userId: string, rawQuery: unknown): Promise<Page
   return { items, hasMore: more, limit, nextCursor: more ? (items.at(-1)?.id ?? null) : null };
 }
 
-export async function updateGate(userId: string, id: string, raw: unknown, deps: GateDeps): Promise<Gate> {
-  const parsed = parseGateInput(raw, 'update');
-  const existing = await getGate(userId, id);
-  if (!parsed.ok) throw new ValidationError(parsed.issues);
-  const input = withModelIds(parsed.value, deps.models);
-  const settings = settleGateSettings(settingsOf(existing), input);
-  const issues = gateIssues(settings, Object.keys(input));
+/** The rules a change must pass on the gate as it would be stored, besides the shared ones. */
+async function updateIssues(
+  tx: Prisma.TransactionClient,
+  existing: Gate,
+  settings: GateSettings,
+  sent: readonly string[],
+): Promise<FieldIssue[]> {
+  const issues = gateIssues(settings, sent);
   if (
     existing.gateType === 'agent' &&
     settings.gateType === 'standard' &&
-    (await prisma.subGate.count({ where: { agentGateId: existing.id } })) > 0
+    (await tx.subGate.count({ where: { agentGateId: existing.id } })) > 0
   ) {
     issues.push({
       path: 'gateType',
       message: 'cannot become standard while sub-gates are attached; detach them first',
     });
   }
-  if (issues.length > 0) throw new ValidationError(issues);
+  return issues;
+}
+
+/**
+ * Changes the caller's gate and records the change as a version (gateVersions.ts), in one
+ * transaction holding the gate row's lock: concurrent changes apply one after the other, each
+ * checked against and compared with the gate as the previous one left it. `by` says who changes
+ * it: the owner (default), the Architect's auto-apply, or a rollback (gateHistory.ts).
+ */
+export async function updateGate(
+  userId: string,
+  id: string,
+  raw: unknown,
+  deps: GateDeps,
+  by: GateChangeBy = { kind: 'user' },
+): Promise<Gate> {
+  const parsed = parseGateInput(raw, 'update');
+  await getGate(userId, id);
+  if (!parsed.ok) throw new ValidationError(parsed.issues);
+  const input = withModelIds(parsed.value, deps.models);
   const spendingTouched =
     input.spendingLimit !== undefined ||
     input.spendingEnforcement !== undefined ||
     input.spendingLimitPeriod !== undefined;
   try {
-    const data = toData({ ...input, ...agentPart(settings) });
-    const updated = await prisma.gate.update({ where: { id: existing.id }, data });
+    const updated = await prisma.$transaction(async (tx) => {
+      await tx.$queryRaw`SELECT id FROM gates WHERE id = ${id}::uuid FOR UPDATE`;
+      const existing = await tx.gate.findFirst({ where: { id, userId } });
+      if (!existing) throw new NotFoundError('Gate'); // deleted meanwhile
+      const before = settingsOf(existing);
+      const settings = settleGateSettings(before, input);
+      const issues = await updateIssues(tx, existing, settings, Object.keys(input));
+      if (issues.length > 0) throw new ValidationError(issues);
+      const data = toData({ ...input, ...agentPart(settings) });
+      const gate = await tx.gate.update({ where: { id: existing.id }, data });
+      await recordGateVersion(tx, { gateId: gate.id, userId, by, before, after: settingsOf(gate) });
+      return gate;
+    });
     if (spendingTouched) {
       // A changed limit, enforcement or period takes effect at once.
-      await deps.spending.settingsChanged(existing.id);
+      await deps.spending.settingsChanged(updated.id);
     }
     // Forgotten after the write, so a request reading meanwhile cannot cache the old gate.
-    forgetGate(existing);
-    return spendingTouched ? await prisma.gate.findUniqueOrThrow({ where: { id: existing.id } }) : updated;
+    forgetGate(updated);
+    return spendingTouched ? await prisma.gate.findUniqueOrThrow({ where: { id: updated.id } }) : updated;
   } catch (error) {
     if (isUniqueViolation(error)) throw nameTaken();
     throw error;

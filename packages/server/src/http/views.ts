@@ -1,4 +1,5 @@
 import type { SessionRequest, SessionState } from '../domain/agentSessions.ts';
+import type { GateVersionEntry } from '../domain/gateHistory.ts';
 import type { GateState } from '../domain/gates.ts';
 import type { LogEntryDetail, LogEntrySummary, logOverview, logSeries } from '../domain/logs.ts';
 import { planOf } from '../domain/plans.ts';
@@ -44,6 +45,11 @@ export function gateView(gate: GateState) {
     createdAt: gate.createdAt.toISOString(),
     updatedAt: gate.updatedAt.toISOString(),
   };
+}
+
+/** A version of a gate as GET /v1/gates/:id/history answers it. */
+export function gateVersionView(v: GateVersionEntry) {
+  return { ...v, createdAt: v.createdAt.toISOString() };
 }
 
 /** A log entry as REST answers it: the spec's fields in snake_case. */
