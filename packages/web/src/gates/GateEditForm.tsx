@@ -35,6 +35,7 @@ export function GateEditForm({
   models,
   modelsState,
   architect,
+  descriptionSuggestion,
   spendingNow,
   tryIt,
   subGates,
@@ -54,6 +55,8 @@ export function GateEditForm({
   modelsState: ModelsState;
   /** The Architect's analysis, shown on Models & Routing. */
   architect: ReactNode;
+  /** The Architect's clearer description, offered on Basic Info. */
+  descriptionSuggestion: ReactNode;
   /** The read-only spending figures shown under the limit. */
   spendingNow: ReactNode;
   tryIt: ReactNode;
@@ -100,7 +103,7 @@ export function GateEditForm({
           </div>
         )}
         <div {...panel('basic')}>
-          <BasicInfoTab form={form} />
+          <BasicInfoTab form={form} descriptionSuggestion={descriptionSuggestion} />
         </div>
         <div {...panel('routing')}>
           <ModelsRoutingTab form={form} models={models} modelsState={modelsState} architect={architect} />

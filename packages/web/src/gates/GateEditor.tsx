@@ -11,6 +11,7 @@ import { fromEnum, gateToGraphQL } from '../graphqlEnums.ts';
 import { ArchitectPanel } from './ArchitectPanel.tsx';
 import { Connections } from './Connections.tsx';
 import { DangerZone } from './DangerZone.tsx';
+import { DescriptionSuggestion } from './DescriptionSuggestion.tsx';
 import { GateEditForm } from './GateEditForm.tsx';
 import { GateDetail, type GateDetailData } from './gateDetail.ts';
 import {
@@ -156,6 +157,7 @@ export function GateEditor({
             onApply={applyRecommendation}
           />
         }
+        descriptionSuggestion={<DescriptionSuggestion form={form} />}
         savedNotice={savedNotice}
         spendingNow={<SpendingNow gate={gate} />}
         tryIt={<TryIt gateId={gate.id} taskType={fromEnum(TASK_TYPES, gate.taskType)} />}

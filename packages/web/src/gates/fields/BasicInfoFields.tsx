@@ -8,13 +8,20 @@ import {
   TASK_SUBTYPES,
   TASK_TYPES,
 } from '@gatehouse/rules/gate';
+import type { ReactNode } from 'react';
 import { useWatch } from 'react-hook-form';
 import { formatCount } from '../../logs/format.ts';
 import { Field } from '../../ui/Field.tsx';
 import { type GateFormApi, invalid, Toggle } from './controls.tsx';
 
-/** The tab as the gate page shows it. */
-export function BasicInfoTab({ form }: { form: GateFormApi }) {
+/** The tab as the gate page shows it; `descriptionSuggestion` (the Architect's offer) goes under the description. */
+export function BasicInfoTab({
+  form,
+  descriptionSuggestion,
+}: {
+  form: GateFormApi;
+  descriptionSuggestion?: ReactNode;
+}) {
   const gateType = useWatch({ control: form.control, name: 'gateType' });
   return (
     <>
@@ -22,6 +29,7 @@ export function BasicInfoTab({ form }: { form: GateFormApi }) {
         Gate type: <strong>{gateType}</strong> (chosen when the gate was created).
       </p>
       <IdentityFields form={form} />
+      {descriptionSuggestion}
       <AutoEnhanceField form={form} />
       <div className="row">
         <TaskTypeField form={form} />
@@ -76,7 +84,7 @@ export function AutoEnhanceField({ form }: { form: GateFormApi }) {
     <Toggle
       id="autoEnhanceDescription"
       label="Auto-enhance description"
-      hint="Let the Architect offer a clearer description; it replaces yours only when you accept it."
+      hint="The Architect offers a clearer description (Suggest a clearer description, above); yours changes only when you choose Use this and save."
     >
       <input
         id="autoEnhanceDescription"
