@@ -8,6 +8,7 @@ import { MutationErrorFields } from '../forms/mutationErrors.ts';
 import { graphql, type ResultOf } from '../graphql.ts';
 import { formatUtc } from '../logs/format.ts';
 import { ApiKeyReveal } from '../session/ApiKeyReveal.tsx';
+import { ConfirmRow, useConfirmation } from '../ui/Confirm.tsx';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
 import { CreateApiKeyForm, type NewApiKey } from './CreateApiKeyForm.tsx';
 
@@ -185,18 +186,8 @@ function ApiKeyTableRow({
   apiKey: ApiKeyRow;
   onRevoke: (id: string) => Promise<string | null>;
 }) {
-  const [confirming, setConfirming] = useState(false);
-  const [revoking, setRevoking] = useState(false);
-  const [problem, setProblem] = useState<string | null>(null);
+  const confirmation = useConfirmation(() => onRevoke(apiKey.id));
   const revoked = apiKey.revokedAt !== null;
-
-  const revoke = async () => {
-    setRevoking(true);
-    const failure = await onRevoke(apiKey.id);
-    setRevoking(false);
-    setProblem(failure);
-    if (!failure) setConfirming(false);
-  };
 
   return (
     <>
@@ -216,43 +207,26 @@ function ApiKeyTableRow({
           )}
         </td>
         <td className="row-actions">
-          {!revoked && !confirming && (
-            <button type="button" className="button subtle" onClick={() => setConfirming(true)}>
+          {!revoked && !confirmation.confirming && (
+            <button type="button" className="button subtle" onClick={confirmation.ask}>
               Revoke
             </button>
           )}
         </td>
       </tr>
-      {confirming && (
-        <tr className="confirm-row">
-          <td colSpan={6}>
-            <div className="confirm" role="alertdialog" aria-label={`Revoke ${apiKey.name}`}>
-              <span>
-                Revoke <strong>{apiKey.name}</strong> ({apiKey.prefix}…)? Every request with it gets 401 from
-                now on. This cannot be undone.
-              </span>
-              <span className="confirm-actions">
-                <button
-                  type="button"
-                  className="button subtle"
-                  onClick={() => setConfirming(false)}
-                  disabled={revoking}
-                >
-                  Cancel
-                </button>
-                <button type="button" className="button danger" onClick={revoke} disabled={revoking}>
-                  {revoking ? 'Revoking…' : 'Revoke key'}
-                </button>
-              </span>
-              {problem && (
-                <p className="field-error" role="alert">
-                  {problem}
-                </p>
-              )}
-            </div>
-          </td>
-        </tr>
-      )}
+      <ConfirmRow
+        columns={6}
+        confirmation={confirmation}
+        label={`Revoke ${apiKey.name}`}
+        question={
+          <>
+            Revoke <strong>{apiKey.name}</strong> ({apiKey.prefix}…)? Every request with it gets 401 from now
+            on. This cannot be undone.
+          </>
+        }
+        action="Revoke key"
+        busyAction="Revoking…"
+      />
     </>
   );
 }

@@ -1,5 +1,6 @@
-import { type ReactNode, useState } from 'react';
+import type { ReactNode } from 'react';
 import { graphql } from '../graphql.ts';
+import { ConfirmRow, useConfirmation } from '../ui/Confirm.tsx';
 
 export const DetachSubGateMutation = graphql(`
   mutation DetachSubGate($gateId: ID!, $subGateId: ID!) {
@@ -31,57 +32,27 @@ export function DetachableRow({
   what: ReactNode;
   onDetach: () => Promise<string | null>;
 }) {
-  const [confirming, setConfirming] = useState(false);
-  const [detaching, setDetaching] = useState(false);
-  const [problem, setProblem] = useState<string | null>(null);
-
-  const detach = async () => {
-    setDetaching(true);
-    const failure = await onDetach();
-    setDetaching(false);
-    setProblem(failure);
-    if (!failure) setConfirming(false);
-  };
-
+  const confirmation = useConfirmation(onDetach);
   return (
     <>
       <tr>
         {cells}
         <td className="row-actions">
-          {!confirming && (
-            <button type="button" className="button subtle" onClick={() => setConfirming(true)}>
+          {!confirmation.confirming && (
+            <button type="button" className="button subtle" onClick={confirmation.ask}>
               Detach
             </button>
           )}
         </td>
       </tr>
-      {confirming && (
-        <tr className="confirm-row">
-          <td colSpan={columns + 1}>
-            <div className="confirm" role="alertdialog" aria-label="Confirm detach">
-              <span>Detach {what}? Requests naming its role stop reaching it; the gate itself stays.</span>
-              <span className="confirm-actions">
-                <button
-                  type="button"
-                  className="button subtle"
-                  onClick={() => setConfirming(false)}
-                  disabled={detaching}
-                >
-                  Cancel
-                </button>
-                <button type="button" className="button danger" onClick={detach} disabled={detaching}>
-                  {detaching ? 'Detaching…' : 'Yes, detach'}
-                </button>
-              </span>
-              {problem && (
-                <p className="field-error" role="alert">
-                  {problem}
-                </p>
-              )}
-            </div>
-          </td>
-        </tr>
-      )}
+      <ConfirmRow
+        columns={columns + 1}
+        confirmation={confirmation}
+        label="Confirm detach"
+        question={<>Detach {what}? Requests naming its role stop reaching it; the gate itself stays.</>}
+        action="Yes, detach"
+        busyAction="Detaching…"
+      />
     </>
   );
 }

@@ -1,8 +1,8 @@
-import { useState } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { Link, useParams, useSearchParams } from 'wouter';
 import { graphql } from '../graphql.ts';
 import { formatCount, formatDateTime, formatMs, formatUsd } from '../logs/format.ts';
+import { ConfirmPanel, useConfirmation } from '../ui/Confirm.tsx';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
 import { canEnd, SessionStatusBadge } from './sessionStatus.tsx';
 
@@ -226,57 +226,35 @@ function EndSession({
   sessionKey: string;
   onEnded: () => void;
 }) {
-  const [confirming, setConfirming] = useState(false);
-  const [problem, setProblem] = useState<string | null>(null);
-  const [{ fetching }, endSession] = useMutation(EndSessionMutation);
-
-  const end = async () => {
+  const [, endSession] = useMutation(EndSessionMutation);
+  const confirmation = useConfirmation(async () => {
     const result = await endSession({ gateId, key: sessionKey });
     const outcome = result.data?.endSession;
     if (outcome?.__typename === 'MutationEndSessionSuccess') {
-      setConfirming(false);
-      setProblem(null);
       onEnded();
-      return;
+      return null;
     }
-    setProblem(
-      (outcome && 'message' in outcome ? outcome.message : undefined) ??
-        result.error?.graphQLErrors[0]?.message ??
-        'The session could not be ended; try again.',
-    );
-  };
-
-  if (!confirming) {
     return (
-      <button type="button" className="button subtle" onClick={() => setConfirming(true)}>
+      (outcome && 'message' in outcome ? outcome.message : undefined) ??
+      result.error?.graphQLErrors[0]?.message ??
+      'The session could not be ended; try again.'
+    );
+  });
+
+  if (!confirmation.confirming) {
+    return (
+      <button type="button" className="button subtle" onClick={confirmation.ask}>
         End session
       </button>
     );
   }
   return (
-    <div className="confirm" role="alertdialog" aria-label="Confirm end session">
-      <span>
-        End this session? It becomes completed; a later request with its id still passes, and marks it
-        runaway.
-      </span>
-      <span className="confirm-actions">
-        <button
-          type="button"
-          className="button subtle"
-          onClick={() => setConfirming(false)}
-          disabled={fetching}
-        >
-          Cancel
-        </button>
-        <button type="button" className="button danger" onClick={end} disabled={fetching}>
-          {fetching ? 'Ending…' : 'Yes, end it'}
-        </button>
-      </span>
-      {problem && (
-        <p className="field-error" role="alert">
-          {problem}
-        </p>
-      )}
-    </div>
+    <ConfirmPanel
+      confirmation={confirmation}
+      label="Confirm end session"
+      question="End this session? It becomes completed; a later request with its id still passes, and marks it runaway."
+      action="Yes, end it"
+      busyAction="Ending…"
+    />
   );
 }
