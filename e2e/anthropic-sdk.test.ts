@@ -10,6 +10,7 @@ import {
   startOpenAIEmulator,
   streamReply,
 } from '../packages/server/test/support/emulators/openai.ts';
+import { type SdkAccount, signUpForSdk } from './support/sdk.ts';
 import { type RunningServer, startServer } from './support/server.ts';
 
 /**
@@ -19,31 +20,14 @@ import { type RunningServer, startServer } from './support/server.ts';
  */
 describe('the Anthropic SDK against Gatehouse', () => {
   let server: RunningServer;
-  let apiKey = '';
+  let account: SdkAccount;
   let anthropic: Awaited<ReturnType<typeof startAnthropicEmulator>>;
   let openai: Awaited<ReturnType<typeof startOpenAIEmulator>>;
-
-  const json = { 'content-type': 'application/json' };
-
-  async function createGate(settings: Record<string, unknown> = {}): Promise<string> {
-    const res = await fetch(`${server.url}/v1/gates`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${apiKey}`, ...json },
-      body: JSON.stringify({
-        name: `sdk-${crypto.randomUUID()}`,
-        taskType: 'chat',
-        model: 'mock/echo',
-        ...settings,
-      }),
-    });
-    expect(res.status, await res.clone().text()).toBe(201);
-    return ((await res.json()) as { id: string }).id;
-  }
 
   const clientFor = (gateId: string) =>
     new Anthropic({
       baseURL: server.url,
-      apiKey,
+      apiKey: account.apiKey,
       defaultHeaders: { 'x-gatehouse-gate-id': gateId },
       // The gateway does its own fallback; retries here would hide what it answered.
       maxRetries: 0,
@@ -78,13 +62,7 @@ describe('the Anthropic SDK against Gatehouse', () => {
       OPENAI_API_KEY: openai.apiKey,
       OPENAI_BASE_URL: openai.baseUrl,
     });
-    const res = await fetch(`${server.url}/v1/auth/signup`, {
-      method: 'POST',
-      headers: json,
-      body: JSON.stringify({ email: `sdk-${Date.now()}@example.com`, password: 'correct horse battery' }),
-    });
-    expect(res.status, await res.clone().text()).toBe(201);
-    apiKey = ((await res.json()) as { apiKey: { key: string } }).apiKey.key;
+    account = await signUpForSdk(server.url, 'sdk');
   });
 
   afterAll(async () => {
@@ -94,7 +72,7 @@ describe('the Anthropic SDK against Gatehouse', () => {
   });
 
   it('answers a plain message', async () => {
-    const client = clientFor(await createGate({ systemPrompt: 'Be brief.' }));
+    const client = clientFor(await account.createGate({ systemPrompt: 'Be brief.' }));
     const { data: message, response } = await client.messages
       .create({
         model: 'mock/echo',
@@ -116,7 +94,7 @@ describe('the Anthropic SDK against Gatehouse', () => {
   });
 
   it('streams a message whose events and final message match the plain call', async () => {
-    const client = clientFor(await createGate());
+    const client = clientFor(await account.createGate());
     const params = {
       model: 'mock/echo',
       max_tokens: 256,
@@ -141,7 +119,7 @@ describe('the Anthropic SDK against Gatehouse', () => {
   });
 
   it('calls a tool, streamed or not, alike, and answers after the tool result', async () => {
-    const client = clientFor(await createGate());
+    const client = clientFor(await account.createGate());
     const params = {
       model: 'mock/echo',
       max_tokens: 256,
@@ -173,7 +151,7 @@ describe('the Anthropic SDK against Gatehouse', () => {
   });
 
   it('takes an image, as base64 and as a URL', async () => {
-    const client = clientFor(await createGate());
+    const client = clientFor(await account.createGate());
     const png =
       'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
     const message = await client.messages.create({
@@ -194,7 +172,7 @@ describe('the Anthropic SDK against Gatehouse', () => {
   });
 
   it('counts tokens', async () => {
-    const client = clientFor(await createGate());
+    const client = clientFor(await account.createGate());
     const counted = await client.messages.countTokens({
       model: 'mock/echo',
       messages: [{ role: 'user', content: 'How many tokens is this?' }],
@@ -213,7 +191,7 @@ describe('the Anthropic SDK against Gatehouse', () => {
       client.messages.create({ model: 'mock/echo', max_tokens: 16, messages: [{ role: 'user', content }] });
 
     const blocked = await failure(
-      ask(clientFor(await createGate({ spendingLimit: 0, spendingEnforcement: 'block' })), 'hi'),
+      ask(clientFor(await account.createGate({ spendingLimit: 0, spendingEnforcement: 'block' })), 'hi'),
     );
     expect(blocked).toBeInstanceOf(Anthropic.APIError);
     expect(blocked).toMatchObject({
@@ -221,7 +199,7 @@ describe('the Anthropic SDK against Gatehouse', () => {
       error: { type: 'error', error: { type: 'billing_error' } },
     });
 
-    const client = clientFor(await createGate());
+    const client = clientFor(await account.createGate());
     expect(await failure(ask(client, '[mock:fail=400] hi'))).toBeInstanceOf(Anthropic.BadRequestError);
     expect(await failure(ask(client, '[mock:fail=429] hi'))).toBeInstanceOf(Anthropic.RateLimitError);
     expect(await failure(ask(clientFor(crypto.randomUUID()), 'hi'))).toBeInstanceOf(Anthropic.NotFoundError);
@@ -231,9 +209,9 @@ describe('the Anthropic SDK against Gatehouse', () => {
 
   it('goes through a gate to Anthropic and to OpenAI, one upstream request per call', async () => {
     // Each gate named by its UUID as the model, the other way the SDK can name it.
-    const anthropicGate = await createGate({ model: 'anthropic/claude-sonnet-4-5' });
-    const openAIGate = await createGate({ model: 'openai/gpt-4o-mini' });
-    const client = new Anthropic({ baseURL: server.url, apiKey, maxRetries: 0 });
+    const anthropicGate = await account.createGate({ model: 'anthropic/claude-sonnet-4-5' });
+    const openAIGate = await account.createGate({ model: 'openai/gpt-4o-mini' });
+    const client = new Anthropic({ baseURL: server.url, apiKey: account.apiKey, maxRetries: 0 });
     const params = {
       model: anthropicGate,
       max_tokens: 512,

@@ -5,6 +5,7 @@ import {
   startOpenAIEmulator,
   streamReply,
 } from '../packages/server/test/support/emulators/openai.ts';
+import { type SdkAccount, signUpForSdk } from './support/sdk.ts';
 import { type RunningServer, startServer } from './support/server.ts';
 
 /**
@@ -15,34 +16,10 @@ import { type RunningServer, startServer } from './support/server.ts';
  */
 describe('the openai SDK’s Responses API against Gatehouse', () => {
   let server: RunningServer;
-  let apiKey = '';
+  let account: SdkAccount;
   let openai: Awaited<ReturnType<typeof startOpenAIEmulator>>;
 
-  const json = { 'content-type': 'application/json' };
-
-  async function createGate(settings: Record<string, unknown> = {}): Promise<string> {
-    const res = await fetch(`${server.url}/v1/gates`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${apiKey}`, ...json },
-      body: JSON.stringify({
-        name: `responses-${crypto.randomUUID()}`,
-        taskType: 'chat',
-        model: 'mock/echo',
-        ...settings,
-      }),
-    });
-    expect(res.status, await res.clone().text()).toBe(201);
-    return ((await res.json()) as { id: string }).id;
-  }
-
-  const clientFor = (gateId?: string) =>
-    new OpenAI({
-      baseURL: `${server.url}/v1`,
-      apiKey,
-      ...(gateId && { defaultHeaders: { 'x-gatehouse-gate-id': gateId } }),
-      // The gateway does its own fallback; retries here would hide what it answered.
-      maxRetries: 0,
-    });
+  const clientFor = (gateId?: string) => account.openAI(gateId);
 
   const WEATHER: OpenAI.Responses.FunctionTool = {
     type: 'function',
@@ -60,16 +37,7 @@ describe('the openai SDK’s Responses API against Gatehouse', () => {
   beforeAll(async () => {
     openai = await startOpenAIEmulator('openai', 'sk-openai-e2e');
     server = await startServer({ OPENAI_API_KEY: openai.apiKey, OPENAI_BASE_URL: openai.baseUrl });
-    const res = await fetch(`${server.url}/v1/auth/signup`, {
-      method: 'POST',
-      headers: json,
-      body: JSON.stringify({
-        email: `responses-${Date.now()}@example.com`,
-        password: 'correct horse battery',
-      }),
-    });
-    expect(res.status, await res.clone().text()).toBe(201);
-    apiKey = ((await res.json()) as { apiKey: { key: string } }).apiKey.key;
+    account = await signUpForSdk(server.url, 'responses');
   });
 
   afterAll(async () => {
@@ -78,7 +46,7 @@ describe('the openai SDK’s Responses API against Gatehouse', () => {
   });
 
   it('answers a plain response', async () => {
-    const client = clientFor(await createGate({ systemPrompt: 'Be brief.' }));
+    const client = clientFor(await account.createGate({ systemPrompt: 'Be brief.' }));
     const { data: response, response: http } = await client.responses
       .create({ model: 'mock/echo', instructions: 'Answer kindly.', input: 'hello from the SDK' })
       .withResponse();
@@ -103,7 +71,7 @@ describe('the openai SDK’s Responses API against Gatehouse', () => {
   });
 
   it('streams typed events, and the stream helper’s final response matches the plain call', async () => {
-    const client = clientFor(await createGate());
+    const client = clientFor(await account.createGate());
     const params = { model: 'mock/echo', input: 'stream these few words' };
     const plain = await client.responses.create(params);
 
@@ -141,7 +109,7 @@ describe('the openai SDK’s Responses API against Gatehouse', () => {
 
   it('calls a function tool through a gate to an OpenAI-format server, streamed or not, one upstream request per call', async () => {
     // The gate named by its UUID as the model, the other way the SDK can name it.
-    const gate = await createGate({ model: 'openai/gpt-4o-mini' });
+    const gate = await account.createGate({ model: 'openai/gpt-4o-mini' });
     const client = clientFor();
     const ask: OpenAI.Responses.ResponseInputItem = { role: 'user', content: 'Weather in Oslo?' };
     const params = { model: gate, input: [ask], tools: [WEATHER] };
@@ -203,7 +171,7 @@ describe('the openai SDK’s Responses API against Gatehouse', () => {
   });
 
   it('refuses previous_response_id and store: true with a BadRequestError', async () => {
-    const client = clientFor(await createGate());
+    const client = clientFor(await account.createGate());
     const failure = (p: Promise<unknown>) =>
       p.then(
         () => null,

@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type SdkAccount, signUpForSdk } from './support/sdk.ts';
 import { type RunningServer, startServer } from './support/server.ts';
 
 /**
@@ -8,43 +9,13 @@ import { type RunningServer, startServer } from './support/server.ts';
  */
 describe('the openai SDK against Gatehouse', () => {
   let server: RunningServer;
-  let apiKey = '';
+  let account: SdkAccount;
 
-  const json = { 'content-type': 'application/json' };
-
-  async function createGate(settings: Record<string, unknown>): Promise<string> {
-    const res = await fetch(`${server.url}/v1/gates`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${apiKey}`, ...json },
-      body: JSON.stringify({
-        name: `sdk-${crypto.randomUUID()}`,
-        taskType: 'chat',
-        model: 'mock/echo',
-        ...settings,
-      }),
-    });
-    expect(res.status, await res.clone().text()).toBe(201);
-    return ((await res.json()) as { id: string }).id;
-  }
-
-  const clientFor = (gateId: string) =>
-    new OpenAI({
-      baseURL: `${server.url}/v1`,
-      apiKey,
-      defaultHeaders: { 'x-gatehouse-gate-id': gateId },
-      // The gateway does its own fallback; retries here would hide what it answered.
-      maxRetries: 0,
-    });
+  const clientFor = (gateId?: string) => account.openAI(gateId);
 
   beforeAll(async () => {
     server = await startServer();
-    const res = await fetch(`${server.url}/v1/auth/signup`, {
-      method: 'POST',
-      headers: json,
-      body: JSON.stringify({ email: `sdk-${Date.now()}@example.com`, password: 'correct horse battery' }),
-    });
-    expect(res.status, await res.clone().text()).toBe(201);
-    apiKey = ((await res.json()) as { apiKey: { key: string } }).apiKey.key;
+    account = await signUpForSdk(server.url, 'sdk');
   });
 
   afterAll(async () => {
@@ -52,7 +23,7 @@ describe('the openai SDK against Gatehouse', () => {
   });
 
   it('answers a plain chat completion', async () => {
-    const client = clientFor(await createGate({ systemPrompt: 'Be brief.' }));
+    const client = clientFor(await account.createGate({ systemPrompt: 'Be brief.' }));
     const { data: completion, response } = await client.chat.completions
       .create({ model: 'mock/echo', messages: [{ role: 'user', content: 'hello from the SDK' }] })
       .withResponse();
@@ -72,7 +43,7 @@ describe('the openai SDK against Gatehouse', () => {
   });
 
   it('streams a chat completion, with usage at the end when asked', async () => {
-    const client = clientFor(await createGate({}));
+    const client = clientFor(await account.createGate({}));
     const stream = await client.chat.completions.create({
       model: 'mock/echo',
       messages: [{ role: 'user', content: 'stream these few words' }],
@@ -98,7 +69,7 @@ describe('the openai SDK against Gatehouse', () => {
   });
 
   it('returns a tool call, and takes the tool result in a follow-up', async () => {
-    const client = clientFor(await createGate({}));
+    const client = clientFor(await account.createGate({}));
     const tools: OpenAI.ChatCompletionTool[] = [
       {
         type: 'function',
@@ -137,7 +108,7 @@ describe('the openai SDK against Gatehouse', () => {
   });
 
   it('answers a json_schema response_format with JSON the SDK parses', async () => {
-    const client = clientFor(await createGate({}));
+    const client = clientFor(await account.createGate({}));
     const schema = {
       type: 'object',
       properties: { city: { type: 'string' }, temperatureC: { type: 'number' } },
@@ -156,7 +127,7 @@ describe('the openai SDK against Gatehouse', () => {
   });
 
   it('lists the caller gates and their models', async () => {
-    const gateId = await createGate({ model: 'mock/fast' });
+    const gateId = await account.createGate({ model: 'mock/fast' });
     const ids: string[] = [];
     for await (const model of clientFor(gateId).models.list()) ids.push(model.id);
     expect(ids).toContain(gateId);
@@ -164,7 +135,7 @@ describe('the openai SDK against Gatehouse', () => {
   });
 
   it('surfaces a gate over its block limit as an APIError with status 402', async () => {
-    const client = clientFor(await createGate({ spendingLimit: 0, spendingEnforcement: 'block' }));
+    const client = clientFor(await account.createGate({ spendingLimit: 0, spendingEnforcement: 'block' }));
     const error = await client.chat.completions
       .create({ model: 'mock/echo', messages: [{ role: 'user', content: 'hi' }] })
       .then(
@@ -176,7 +147,7 @@ describe('the openai SDK against Gatehouse', () => {
   });
 
   it('surfaces a provider 400 as a BadRequestError, and an unknown gate as a NotFoundError', async () => {
-    const client = clientFor(await createGate({}));
+    const client = clientFor(await account.createGate({}));
     const bad = await client.chat.completions
       .create({ model: 'mock/echo', messages: [{ role: 'user', content: '[mock:fail=400] hi' }] })
       .then(

@@ -1,5 +1,6 @@
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type SdkAccount, signUpForSdk } from './support/sdk.ts';
 import { type RunningServer, startServer } from './support/server.ts';
 
 /**
@@ -11,34 +12,14 @@ import { type RunningServer, startServer } from './support/server.ts';
  */
 describe('the openai SDK’s task endpoints against Gatehouse', () => {
   let server: RunningServer;
-  let apiKey = '';
-  const json = { 'content-type': 'application/json' };
+  let account: SdkAccount;
 
-  async function gateFor(taskType: string, model: string): Promise<OpenAI> {
-    const res = await fetch(`${server.url}/v1/gates`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${apiKey}`, ...json },
-      body: JSON.stringify({ name: `${taskType}-${crypto.randomUUID()}`, taskType, model }),
-    });
-    expect(res.status, await res.clone().text()).toBe(201);
-    const gateId = ((await res.json()) as { id: string }).id;
-    return new OpenAI({
-      baseURL: `${server.url}/v1`,
-      apiKey,
-      defaultHeaders: { 'x-gatehouse-gate-id': gateId },
-      maxRetries: 0,
-    });
-  }
+  const gateFor = async (taskType: string, model: string) =>
+    account.openAI(await account.createGate({ name: `${taskType}-${crypto.randomUUID()}`, taskType, model }));
 
   beforeAll(async () => {
     server = await startServer({});
-    const res = await fetch(`${server.url}/v1/auth/signup`, {
-      method: 'POST',
-      headers: json,
-      body: JSON.stringify({ email: `tasks-${Date.now()}@example.com`, password: 'correct horse battery' }),
-    });
-    expect(res.status, await res.clone().text()).toBe(201);
-    apiKey = ((await res.json()) as { apiKey: { key: string } }).apiKey.key;
+    account = await signUpForSdk(server.url, 'tasks');
   });
 
   afterAll(async () => {
@@ -127,24 +108,8 @@ describe('the openai SDK’s task endpoints against Gatehouse', () => {
   });
 
   it('runs an agent loop on an agent gate under one session: tools recorded, each step inferred', async () => {
-    const res = await fetch(`${server.url}/v1/gates`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${apiKey}`, ...json },
-      body: JSON.stringify({
-        name: `agent-${crypto.randomUUID()}`,
-        taskType: 'chat',
-        model: 'mock/echo',
-        gateType: 'agent',
-      }),
-    });
-    expect(res.status, await res.clone().text()).toBe(201);
-    const gateId = ((await res.json()) as { id: string }).id;
-    const client = new OpenAI({
-      baseURL: `${server.url}/v1`,
-      apiKey,
-      defaultHeaders: { 'x-gatehouse-gate-id': gateId, 'x-gatehouse-session-id': 'sdk-loop' },
-      maxRetries: 0,
-    });
+    const gateId = await account.createGate({ gateType: 'agent' });
+    const client = account.openAI(gateId, { 'x-gatehouse-session-id': 'sdk-loop' });
     const tools: OpenAI.Chat.ChatCompletionTool[] = [
       {
         type: 'function',
@@ -172,7 +137,7 @@ describe('the openai SDK’s task endpoints against Gatehouse', () => {
     });
     expect(second.choices[0]?.finish_reason).toBe('stop');
 
-    const auth = { authorization: `Bearer ${apiKey}` };
+    const auth = { authorization: `Bearer ${account.apiKey}` };
     const session = (await (
       await fetch(`${server.url}/v1/sessions/sdk-loop?gateId=${gateId}`, { headers: auth })
     ).json()) as {
