@@ -1,6 +1,6 @@
 import { Link } from 'wouter';
-import { formatUtc } from '../logs/format.ts';
-import { formatUsd, type GateSpending, periodWords, spendingState } from './spending.ts';
+import { formatUsd, formatUtc } from '../logs/format.ts';
+import { type GateSpending, periodWords, spendingState } from './spending.ts';
 
 /** Why a suspended gate refuses requests, in one sentence. */
 function suspendedReason(gate: GateSpending & { spendingLimit: number }): string {

@@ -1,4 +1,4 @@
-/** A gate's spending as the dashboard tells it: the state it is in, when it resets, money as text. */
+/** A gate's spending as the dashboard tells it: the state it is in and when it resets. */
 import type { GateDetailData } from './gateDetail.ts';
 
 /** The spending fields the gate list and the gate page both ask for (choices as GraphQL enum values). */
@@ -30,15 +30,3 @@ export function spendingState(gate: GateSpending): SpendingState {
 
 export const periodWords = (period: GateSpending['spendingLimitPeriod']) =>
   period === 'DAILY' ? { adjective: 'daily', noun: 'today' } : { adjective: 'monthly', noun: 'this month' };
-
-const cents = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' });
-const fractions = new Intl.NumberFormat('en-US', {
-  style: 'currency',
-  currency: 'USD',
-  maximumSignificantDigits: 2,
-});
-
-/** Dollars with cents, and below a cent with enough digits to tell $0.00001 from nothing. */
-export function formatUsd(amount: number): string {
-  return amount === 0 || Math.abs(amount) >= 0.01 ? cents.format(amount) : fractions.format(amount);
-}
