@@ -32,6 +32,8 @@ export type KindResult = { sent: number; statuses: Record<number, number>; error
 
 export type LoadResult = {
   sent: number;
+  /** Requests that got an HTTP answer, the warm-up's included. */
+  answered: number;
   ok: number;
   errors: number;
   p50: number;
@@ -98,9 +100,11 @@ export async function openLoop(opts: {
   let ok = 0;
   let errors = 0;
   let finished = 0;
+  let answered = 0;
 
   function done(p: Pending, status: number) {
     finished++;
+    answered++;
     if (!p.measured) return;
     const kind = opts.kinds[p.kind] as RequestKind;
     const result = kinds[kind.name] as KindResult;
@@ -246,6 +250,7 @@ export async function openLoop(opts: {
     latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
   return {
     sent: total - warmup,
+    answered,
     ok,
     errors,
     p50: at(0.5),
@@ -263,6 +268,6 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     seconds: Number(secondsArg),
     kinds: [{ name: 'request', weight: 1, headers: JSON.parse(headersArg ?? '{}'), body, expect: [200] }],
   });
-  const { kinds: _, ...summary } = result;
+  const { kinds: _, answered: __, ...summary } = result;
   console.log(JSON.stringify(summary));
 }

@@ -1,4 +1,21 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Runtime } from '../runtime.ts';
+
+const LOOP_WINDOW_MS = 60_000;
+/**
+ * How late the request thread's event loop ran, over the last whole minute (a minute's window
+ * rather than since start, so a slow start-up or an old incident does not hide today's figure).
+ */
+const LOOP_RESOLUTION_MS = 10;
+const loopDelay = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
+loopDelay.enable();
+let lastMinute = { p99: 0, max: 0 };
+// The histogram counts nanoseconds from one 10 ms sample to the next: the delay is beyond that.
+const lateSeconds = (ns: number) => Math.max(0, ns / 1e6 - LOOP_RESOLUTION_MS) / 1000;
+setInterval(() => {
+  lastMinute = { p99: lateSeconds(loopDelay.percentile(99)), max: lateSeconds(loopDelay.max) };
+  loopDelay.reset();
+}, LOOP_WINDOW_MS).unref();
 
 /**
  * The process's counters in Prometheus' text format: what an operator alerts on when entries are
@@ -27,6 +44,18 @@ export function metricsText(runtime: Runtime): string {
       logs.refused,
     ],
     ['gatehouse_log_entries_queued', 'gauge', 'Log entries waiting to be written.', logs.queued],
+    [
+      'gatehouse_event_loop_delay_p99_seconds',
+      'gauge',
+      "The 99th percentile of the request thread's event-loop delay over the last whole minute.",
+      lastMinute.p99,
+    ],
+    [
+      'gatehouse_event_loop_delay_max_seconds',
+      'gauge',
+      'The longest event-loop delay of the request thread over the last whole minute.',
+      lastMinute.max,
+    ],
   ];
   return lines
     .map(([name, type, help, value]) => `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${name} ${value}\n`)
