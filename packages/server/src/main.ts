@@ -3,6 +3,7 @@ import { serve } from '@hono/node-server';
 import { createApp } from './app.ts';
 import { loadConfig } from './config.ts';
 import { connectDatabase } from './db/client.ts';
+import { scheduleArchitect } from './domain/architectJobs.ts';
 import { scheduleRetention } from './domain/retention.ts';
 import { answerClientError } from './http/errors.ts';
 import { createRuntime } from './runtime.ts';
@@ -19,6 +20,10 @@ const db = await connectDatabase(config);
 const runtime = createRuntime(config);
 const app = createApp(config, runtime);
 const retention = scheduleRetention();
+const architect = scheduleArchitect(
+  { ...runtime.architect, spending: runtime.spending },
+  config.architect.intervalMs,
+);
 const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs } = config.http;
 const serverOptions: ServerOptions = {
   headersTimeout: headersTimeoutMs,
@@ -61,6 +66,7 @@ async function shutdown(signal: string) {
     http.closeIdleConnections();
   });
   await retention.stop();
+  await architect.stop();
   // Queued log entries and spending are written before the database closes.
   await runtime.close();
   await db.close();

@@ -1,0 +1,151 @@
+/**
+ * Scheduled re-analysis: every gate whose reanalysisPeriod is daily, weekly or monthly is
+ * analysed once in each such UTC period (day, ISO week from Monday, month), by whichever gateway
+ * process claims it first. A claim is the insert of the period's architect_jobs row, which the
+ * (gate, period) unique key admits once: no two processes run the same job, on PGlite or
+ * PostgreSQL alike. A job whose process died while running is taken again after
+ * STALE_AFTER_MS, three tries in all.
+ *
+ * With autoApplyRecommendations, the gate's primary and fallbacks become the recommendation's
+ * only when it scores better than the current primary by AUTO_APPLY_MARGIN (no flapping between
+ * near-equals), through updateGate, which records the change as a version by the Architect.
+ */
+import { AUTO_APPLY_MARGIN, type TaskAnalysis } from '@gatehouse/rules/architect';
+import { prisma, sql } from '../db/client.ts';
+import { type ArchitectDeps, analyseStoredGate, storeAnalysis } from './architect.ts';
+import { type GateDeps, updateGate } from './gates.ts';
+
+const STALE_AFTER_MS = 15 * 60_000;
+const MAX_TRIES = 3;
+const BATCH = 20;
+
+const PERIOD_START = `date_trunc(CASE g.reanalysis_period WHEN 'daily' THEN 'day' WHEN 'weekly' THEN 'week' ELSE 'month' END,
+  $1::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`;
+
+/** Inserts this period's job for up to `limit` due gates; the rows inserted are this process's. */
+const CLAIM_DUE = `INSERT INTO architect_jobs (id, gate_id, user_id, period_start, claimed_at)
+  SELECT gen_random_uuid(), g.id, g.user_id, ${PERIOD_START}, $1::timestamptz
+  FROM gates g
+  WHERE g.reanalysis_period IN ('daily', 'weekly', 'monthly')
+    AND NOT EXISTS (SELECT 1 FROM architect_jobs j WHERE j.gate_id = g.id AND j.period_start = ${PERIOD_START})
+  ORDER BY g.id
+  LIMIT $2
+  ON CONFLICT (gate_id, period_start) DO NOTHING
+  RETURNING id, gate_id`;
+
+/** Takes over running jobs whose process has not finished them in STALE_AFTER_MS. */
+const CLAIM_STALE = `UPDATE architect_jobs SET claimed_at = $1::timestamptz, tries = tries + 1
+  WHERE id IN (
+    SELECT id FROM architect_jobs
+    WHERE status = 'running' AND claimed_at < $1::timestamptz - make_interval(secs => $3::float8 / 1000)
+      AND tries < ${MAX_TRIES}
+    ORDER BY claimed_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+  RETURNING id, gate_id`;
+
+export type JobsDeps = ArchitectDeps & GateDeps;
+
+export type JobsRun = { ran: number; applied: number; failed: number };
+
+/** Whether `analysis` should replace the gate's models: a better primary by the margin. */
+export function shouldApply(analysis: TaskAnalysis, currentModel: string): boolean {
+  if (!analysis.primary || analysis.primary === currentModel) return false;
+  const score = (model: string) => analysis.scores.find((s) => s.model === model);
+  const next = score(analysis.primary)?.total ?? 0;
+  const current = score(currentModel);
+  // A current model the filters now exclude (or that is gone) is replaced by any that passes.
+  if (!current || current.excludedBecause) return true;
+  return next >= current.total + AUTO_APPLY_MARGIN;
+}
+
+async function runJob(jobId: string, gateId: string, deps: JobsDeps): Promise<'done' | 'applied' | 'failed'> {
+  try {
+    const gate = await prisma.gate.findUnique({ where: { id: gateId } });
+    if (!gate) return 'done'; // deleted meanwhile: its job went with it
+    const { taskAnalysis } = await analyseStoredGate(
+      gate,
+      { enableDescriptionEnhancement: false },
+      { ...deps, configured: deps.models.configured },
+    );
+    await storeAnalysis(gate, taskAnalysis);
+    const apply = gate.autoApplyRecommendations && shouldApply(taskAnalysis, gate.model);
+    if (apply) {
+      await updateGate(
+        gate.userId,
+        gate.id,
+        { model: taskAnalysis.primary, fallbackModels: taskAnalysis.fallbacks },
+        deps,
+        { kind: 'architect' },
+      );
+    }
+    await prisma.architectJob.update({
+      where: { id: jobId },
+      data: {
+        status: 'done',
+        finishedAt: new Date(),
+        applied: apply,
+        previousModel: gate.model,
+        recommendedModel: taskAnalysis.primary,
+      },
+    });
+    return apply ? 'applied' : 'done';
+  } catch (error) {
+    const message = (error instanceof Error ? error.message : String(error)).slice(0, 1000);
+    console.error('architect: re-analysis of gate', gateId, 'failed:', message);
+    await prisma.architectJob
+      .update({ where: { id: jobId }, data: { status: 'failed', finishedAt: new Date(), error: message } })
+      .catch(() => {});
+    return 'failed';
+  }
+}
+
+/** Claims and runs the jobs due now (in batches until none is left); what it did. */
+export async function runDueAnalyses(deps: JobsDeps, now = new Date()): Promise<JobsRun> {
+  const run: JobsRun = { ran: 0, applied: 0, failed: 0 };
+  for (;;) {
+    const claimed = [
+      ...(await sql().query<{ id: string; gate_id: string }>(CLAIM_STALE, [
+        now.toISOString(),
+        BATCH,
+        STALE_AFTER_MS,
+      ])),
+      ...(await sql().query<{ id: string; gate_id: string }>(CLAIM_DUE, [now.toISOString(), BATCH])),
+    ];
+    if (claimed.length === 0) return run;
+    for (const job of claimed) {
+      const outcome = await runJob(job.id, job.gate_id, deps);
+      run.ran += 1;
+      if (outcome === 'applied') run.applied += 1;
+      if (outcome === 'failed') run.failed += 1;
+    }
+  }
+}
+
+/** Looks for due re-analyses now and every `intervalMs`; stop() waits for a run under way. */
+export function scheduleArchitect(deps: JobsDeps, intervalMs: number) {
+  let running: Promise<unknown> = Promise.resolve();
+  let busy = false;
+  let stopped = false;
+  const tick = () => {
+    // A run still going when the next is due: that one is skipped, not queued behind it.
+    if (stopped || busy) return;
+    busy = true;
+    running = runDueAnalyses(deps)
+      .catch((error) => console.error('architect: scheduled run failed', error))
+      .finally(() => {
+        busy = false;
+      });
+  };
+  // The first look waits a moment after start, so it never competes with the first requests.
+  const first = setTimeout(tick, Math.min(intervalMs, 5_000));
+  const timer = setInterval(tick, intervalMs);
+  first.unref();
+  timer.unref();
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(first);
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

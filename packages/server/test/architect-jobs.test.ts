@@ -1,0 +1,149 @@
+/**
+ * Scheduled re-analysis and auto-apply (architectJobs.ts): each due gate once per period, however
+ * many runs look at the same time; auto-apply only past the margin, recorded as a version.
+ */
+import { AUTO_APPLY_MARGIN, type TaskAnalysis } from '@gatehouse/rules/architect';
+import { describe, expect, it } from 'vitest';
+import { prisma } from '../src/db/client.ts';
+import { runDueAnalyses, shouldApply } from '../src/domain/architectJobs.ts';
+import { useTestApp } from './support/app.ts';
+import { createGate, signUpUser } from './support/factories.ts';
+
+const app = useTestApp();
+const deps = () => ({ ...app.runtime.architect, spending: app.runtime.spending });
+const DAY_MS = 86_400_000;
+
+const jobsOf = (gateId: string) =>
+  prisma.architectJob.findMany({ where: { gateId }, orderBy: { periodStart: 'asc' } });
+
+function analysis(scores: [string, number, string?][], primary: string): TaskAnalysis {
+  return {
+    primary,
+    scores: scores.map(([model, total, excludedBecause]) => ({
+      model,
+      total,
+      ...(excludedBecause && { excludedBecause }),
+    })),
+  } as unknown as TaskAnalysis;
+}
+
+describe('auto-apply', () => {
+  it('changes the models only when the new primary beats the current one by the margin', () => {
+    expect(
+      shouldApply(
+        analysis(
+          [
+            ['a/new', 0.8],
+            ['b/old', 0.8 - AUTO_APPLY_MARGIN / 2],
+          ],
+          'a/new',
+        ),
+        'b/old',
+      ),
+    ).toBe(false);
+    expect(
+      shouldApply(
+        analysis(
+          [
+            ['a/new', 0.8],
+            ['b/old', 0.8 - AUTO_APPLY_MARGIN],
+          ],
+          'a/new',
+        ),
+        'b/old',
+      ),
+    ).toBe(true);
+    expect(
+      shouldApply(
+        analysis(
+          [
+            ['a/new', 0.8],
+            ['b/old', 0.9, 'over the cap'],
+          ],
+          'a/new',
+        ),
+        'b/old',
+      ),
+    ).toBe(true);
+    expect(shouldApply(analysis([['b/old', 0.8]], 'b/old'), 'b/old')).toBe(false);
+  });
+});
+
+describe('scheduled re-analysis', () => {
+  it('runs each due gate once per period, applies a better choice once, and records it as the Architect’s version', async () => {
+    const user = await signUpUser(app);
+    const auto = await createGate(app, user, {
+      model: 'mock/smart',
+      analysisMethod: 'cost',
+      reanalysisPeriod: 'daily',
+      autoApplyRecommendations: true,
+    });
+    const reviewOnly = await createGate(app, user, {
+      model: 'mock/smart',
+      analysisMethod: 'cost',
+      reanalysisPeriod: 'weekly',
+    });
+    const never = await createGate(app, user, { model: 'mock/smart', analysisMethod: 'cost' });
+    const now = new Date('2026-11-24T10:00:00Z');
+
+    // Two runs at once (two processes' schedulers): each gate's job is claimed by one of them.
+    const [a, b] = await Promise.all([runDueAnalyses(deps(), now), runDueAnalyses(deps(), now)]);
+    expect(a.failed + b.failed).toBe(0);
+    expect(await jobsOf(auto.id)).toHaveLength(1);
+    expect(await jobsOf(reviewOnly.id)).toHaveLength(1);
+    expect(await jobsOf(never.id)).toHaveLength(0);
+    const [job] = await jobsOf(auto.id);
+    expect(job).toMatchObject({
+      status: 'done',
+      applied: true,
+      previousModel: 'mock/smart',
+      recommendedModel: 'mock/fast',
+      periodStart: new Date('2026-11-24T00:00:00Z'),
+    });
+
+    const autoGate = await prisma.gate.findUniqueOrThrow({ where: { id: auto.id } });
+    expect(autoGate.model).toBe('mock/fast');
+    expect((autoGate.taskAnalysis as unknown as TaskAnalysis).primary).toBe('mock/fast');
+    const versions = await prisma.gateVersion.findMany({
+      where: { gateId: auto.id },
+      orderBy: { version: 'asc' },
+    });
+    expect(versions.map((v) => v.changedBy)).toEqual(['user', 'architect']);
+    expect(versions[1]?.changedFields).toEqual(expect.arrayContaining(['model']));
+
+    // Without auto-apply the analysis is stored and the gate keeps its model.
+    const reviewed = await prisma.gate.findUniqueOrThrow({ where: { id: reviewOnly.id } });
+    expect(reviewed.model).toBe('mock/smart');
+    expect((reviewed.taskAnalysis as unknown as TaskAnalysis).primary).toBe('mock/fast');
+
+    // Later the same day: nothing is due. The next day: due again, and nothing better to apply.
+    await runDueAnalyses(deps(), new Date(now.getTime() + 3_600_000));
+    expect(await jobsOf(auto.id)).toHaveLength(1);
+    await runDueAnalyses(deps(), new Date(now.getTime() + DAY_MS));
+    const jobs = await jobsOf(auto.id);
+    expect(jobs).toHaveLength(2);
+    expect(jobs[1]).toMatchObject({ status: 'done', applied: false, previousModel: 'mock/fast' });
+    expect(await prisma.gateVersion.count({ where: { gateId: auto.id } })).toBe(2);
+    // The weekly gate waits for its next week (2026-11-30 is a Monday).
+    expect(await jobsOf(reviewOnly.id)).toHaveLength(1);
+    await runDueAnalyses(deps(), new Date('2026-11-30T00:30:00Z'));
+    expect(await jobsOf(reviewOnly.id)).toHaveLength(2);
+  });
+
+  it('takes over a job whose process died while running it', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, { model: 'mock/smart', reanalysisPeriod: 'monthly' });
+    const now = new Date('2026-12-05T10:00:00Z');
+    await prisma.architectJob.create({
+      data: {
+        gateId: gate.id,
+        userId: user.id,
+        periodStart: new Date('2026-12-01T00:00:00Z'),
+        claimedAt: new Date(now.getTime() - 3_600_000),
+      },
+    });
+    await runDueAnalyses(deps(), now);
+    const [job] = await jobsOf(gate.id);
+    expect(job).toMatchObject({ status: 'done', tries: 2 });
+  });
+});
