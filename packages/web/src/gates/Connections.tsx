@@ -1,8 +1,8 @@
-import { useMutation, useQuery } from 'urql';
+import { useQuery } from 'urql';
 import { Link } from 'wouter';
 import { graphql } from '../graphql.ts';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
-import { DetachableRow, DetachSubGateMutation } from './DetachRow.tsx';
+import { DetachableRow, useDetachSubGate } from './DetachRow.tsx';
 
 const GateConnectionsQuery = graphql(`
   query GateConnections($id: ID!) {
@@ -28,22 +28,10 @@ export function Connections({ gateId, active }: { gateId: string; active: boolea
     requestPolicy: 'cache-and-network',
     pause: !active,
   });
-  const [, detachSubGate] = useMutation(DetachSubGateMutation);
+  const detachSubGate = useDetachSubGate(() => refetch({ requestPolicy: 'network-only' }));
   const connections = data?.gate?.connections ?? [];
 
-  const detach = async (agentGateId: string) => {
-    const result = await detachSubGate({ gateId: agentGateId, subGateId: gateId });
-    const outcome = result.data?.detachSubGate;
-    if (outcome?.__typename === 'MutationDetachSubGateSuccess') {
-      refetch({ requestPolicy: 'network-only' });
-      return null;
-    }
-    return (
-      (outcome && 'message' in outcome ? outcome.message : undefined) ??
-      result.error?.graphQLErrors[0]?.message ??
-      'The sub-gate could not be detached; try again.'
-    );
-  };
+  const detach = (agentGateId: string) => detachSubGate(agentGateId, gateId);
 
   return (
     <section className="connections">

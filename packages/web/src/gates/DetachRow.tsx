@@ -1,8 +1,9 @@
 import type { ReactNode } from 'react';
+import { useMutation } from 'urql';
 import { graphql } from '../graphql.ts';
 import { ConfirmRow, useConfirmation } from '../ui/Confirm.tsx';
 
-export const DetachSubGateMutation = graphql(`
+const DetachSubGateMutation = graphql(`
   mutation DetachSubGate($gateId: ID!, $subGateId: ID!) {
     detachSubGate(gateId: $gateId, subGateId: $subGateId) {
       __typename
@@ -15,6 +16,27 @@ export const DetachSubGateMutation = graphql(`
     }
   }
 `);
+
+/**
+ * Detaches a sub-gate from an agent gate; resolves to null once done (after `onDetached`), or to
+ * the message to show when it could not.
+ */
+export function useDetachSubGate(onDetached: () => void) {
+  const [, detachSubGate] = useMutation(DetachSubGateMutation);
+  return async (gateId: string, subGateId: string): Promise<string | null> => {
+    const result = await detachSubGate({ gateId, subGateId });
+    const outcome = result.data?.detachSubGate;
+    if (outcome?.__typename === 'MutationDetachSubGateSuccess') {
+      onDetached();
+      return null;
+    }
+    return (
+      (outcome && 'message' in outcome ? outcome.message : undefined) ??
+      result.error?.graphQLErrors[0]?.message ??
+      'The sub-gate could not be detached; try again.'
+    );
+  };
+}
 
 /**
  * One sub-gate link in a table, with Detach asking for confirmation in a row below it before

@@ -6,7 +6,7 @@ import { MutationErrorFields } from '../forms/mutationErrors.ts';
 import { graphql } from '../graphql.ts';
 import { Field } from '../ui/Field.tsx';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
-import { DetachableRow, DetachSubGateMutation } from './DetachRow.tsx';
+import { DetachableRow, useDetachSubGate } from './DetachRow.tsx';
 import { invalid } from './fields/controls.tsx';
 import {
   emptySubGateForm,
@@ -65,24 +65,12 @@ export function SubGates({ gateId, active }: { gateId: string; active: boolean }
     requestPolicy: 'cache-and-network',
     pause: !active,
   });
-  const [, detachSubGate] = useMutation(DetachSubGateMutation);
   const reload = () => refetch({ requestPolicy: 'network-only' });
+  const detachSubGate = useDetachSubGate(reload);
   const subGates = data?.gate?.subGates ?? [];
   const candidates = (data?.gates.edges ?? []).map((edge) => edge.node).filter((gate) => gate.id !== gateId);
 
-  const detach = async (subGateId: string) => {
-    const result = await detachSubGate({ gateId, subGateId });
-    const outcome = result.data?.detachSubGate;
-    if (outcome?.__typename === 'MutationDetachSubGateSuccess') {
-      reload();
-      return null;
-    }
-    return (
-      (outcome && 'message' in outcome ? outcome.message : undefined) ??
-      result.error?.graphQLErrors[0]?.message ??
-      'The sub-gate could not be detached; try again.'
-    );
-  };
+  const detach = (subGateId: string) => detachSubGate(gateId, subGateId);
 
   return (
     <section className="sub-gates">
