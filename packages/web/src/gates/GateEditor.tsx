@@ -74,7 +74,7 @@ export function GateEditor({
   tab: GateTab;
   onTabChange: (tab: GateTab) => void;
 }) {
-  const { form, rebase, discard } = useGateEditForm(gate);
+  const { form, saved, rebase, discard } = useGateEditForm(gate);
   const { models, modelsState } = useTaskModels(form);
   const [, updateGate] = useMutation(UpdateGateMutation);
   const onDelete = useDeleteGate(gate.id);
@@ -153,7 +153,7 @@ export function GateEditor({
           <ArchitectPanel
             gateId={gate.id}
             active={tab === 'routing'}
-            current={gate}
+            current={saved}
             onApply={applyRecommendation}
           />
         }
@@ -192,12 +192,15 @@ function useGateEditForm(gate: StoredGate) {
     defaultValues: baseline.current.values,
     resolver,
   });
-  const rebase = (saved: StoredGate) => {
-    baseline.current = { gate: saved, values: gateToForm(saved) };
+  // The baseline as state too, for what shows the gate as stored (the Architect's Apply).
+  const [saved, setSaved] = useState(gate);
+  const rebase = (stored: StoredGate) => {
+    baseline.current = { gate: stored, values: gateToForm(stored) };
+    setSaved(stored);
     form.reset(baseline.current.values);
   };
   const discard = () => form.reset(baseline.current.values);
-  return { form, rebase, discard };
+  return { form, saved, rebase, discard };
 }
 
 /** Brings a field into view: opens its tab, and focuses it once the tab shows. */
