@@ -7,7 +7,7 @@ import { GATE_FIELDS } from '@gatehouse/rules/gate';
 import { describe, expect, it } from 'vitest';
 import { updateGate } from '../src/domain/gates.ts';
 import { useTestApp } from './support/app.ts';
-import { createGate, signUpUser, type TestUser } from './support/factories.ts';
+import { createGate, graphql, signUpUser, type TestUser } from './support/factories.ts';
 
 const app = useTestApp();
 
@@ -257,6 +257,66 @@ describe('gate history', () => {
       expect(v.changes.maxTokens?.from).not.toEqual(v.changes.maxTokens?.to);
     }
     expect(versions[0]?.settings.maxTokens).toBe((await settingsOf(user, gate.id)).maxTokens);
+  });
+  it('reads the history and rolls back through GraphQL, with typed errors', async () => {
+    const user = await signUpUser(app);
+    const other = await signUpUser(app);
+    const gate = await createGate(app, user, { temperature: 0.3 });
+    const original = await settingsOf(user, gate.id);
+    await patched(user, gate.id, { temperature: 0.9, systemPrompt: 'Be terse.' });
+
+    const HISTORY = `query ($id: ID!, $first: Int) { gate(id: $id) { history(first: $first) {
+      edges { node { id version changedBy actorId actorEmail changedFields
+        changes { field from to } rolledBackToVersion } }
+      pageInfo { hasNextPage endCursor } } } }`;
+    type Node = {
+      id: string;
+      version: number;
+      changedBy: string;
+      actorEmail: string | null;
+      changes: { field: string; from: unknown; to: unknown }[];
+      rolledBackToVersion: number | null;
+    };
+    type HistoryData = {
+      gate: { history: { edges: { node: Node }[]; pageInfo: { hasNextPage: boolean } } };
+    };
+    const read = await graphql<HistoryData>(app, user, HISTORY, { id: gate.id, first: 1 });
+    expect(read.errors).toBeUndefined();
+    const [latest] = read.data?.gate.history.edges ?? [];
+    expect(latest?.node).toMatchObject({ version: 2, changedBy: 'USER', actorEmail: user.email });
+    expect(latest?.node.changes).toEqual([
+      { field: 'systemPrompt', from: null, to: 'Be terse.' },
+      { field: 'temperature', from: 0.3, to: 0.9 },
+    ]);
+    expect(read.data?.gate.history.pageInfo.hasNextPage).toBe(true);
+
+    const ROLLBACK = `mutation ($id: ID!, $versionId: ID!) { rollbackGate(id: $id, versionId: $versionId) {
+      __typename
+      ... on MutationRollbackGateSuccess { data { id temperature systemPrompt } }
+      ... on Error { code message } } }`;
+    type RollbackData = {
+      rollbackGate: { __typename: string; data?: Record<string, unknown>; code?: string; message?: string };
+    };
+    const first = (await history(user, gate.id)).versions.at(-1) as Version;
+    const done = await graphql<RollbackData>(app, user, ROLLBACK, { id: gate.id, versionId: first.id });
+    expect(done.data?.rollbackGate).toEqual({
+      __typename: 'MutationRollbackGateSuccess',
+      data: { id: gate.id, temperature: 0.3, systemPrompt: null },
+    });
+    expect(await settingsOf(user, gate.id)).toEqual(original);
+    const after = await graphql<HistoryData>(app, user, HISTORY, { id: gate.id, first: 1 });
+    expect(after.data?.gate.history.edges[0]?.node).toMatchObject({
+      version: 3,
+      changedBy: 'ROLLBACK',
+      rolledBackToVersion: 1,
+    });
+
+    const missing = await graphql<RollbackData>(app, user, ROLLBACK, { id: gate.id, versionId: gate.id });
+    expect(missing.data?.rollbackGate).toMatchObject({ __typename: 'NotFoundError', code: 'not_found' });
+    expect(missing.data?.rollbackGate.message).toContain(gate.id);
+    const foreign = await graphql<RollbackData>(app, other, ROLLBACK, { id: gate.id, versionId: first.id });
+    expect(foreign.data?.rollbackGate.__typename).toBe('NotFoundError');
+    expect(await settingsOf(user, gate.id)).toEqual(original);
   });
 });
 

@@ -8,6 +8,8 @@
 import { GATE_FIELDS, type GateFieldName, type GateSettings } from '@gatehouse/rules/gate';
 import type { Prisma } from '../generated/prisma/client.ts';
 
+export const GATE_CHANGE_KINDS = ['user', 'architect', 'rollback'] as const;
+
 /** Who changes a gate: its owner, the Architect's auto-apply, or a rollback to a version. */
 export type GateChangeBy = { kind: 'user' } | { kind: 'architect' } | { kind: 'rollback'; versionId: string };
 

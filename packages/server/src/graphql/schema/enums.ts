@@ -22,6 +22,7 @@ import {
   TASK_TYPES,
 } from '@gatehouse/rules/gate';
 import type { EnumRef, SchemaTypes } from '@pothos/core';
+import { GATE_CHANGE_KINDS } from '../../domain/gateVersions.ts';
 import { logQuerySchema, seriesQuerySchema } from '../../domain/logs.ts';
 import type { SpendingStatus as SpendingStatusValue } from '../../domain/spending.ts';
 import { builder } from '../builder.ts';
@@ -73,3 +74,4 @@ export const GateType = choiceEnum('GateType', GATE_TYPES);
 export const AgentMode = choiceEnum('AgentMode', AGENT_MODES);
 export const Orchestration = choiceEnum('Orchestration', ORCHESTRATIONS);
 export const SessionStatus = choiceEnum('SessionStatus', SESSION_STATUSES);
+export const GateChangedBy = choiceEnum('GateChangedBy', GATE_CHANGE_KINDS);

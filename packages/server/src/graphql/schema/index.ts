@@ -8,6 +8,7 @@ import './gate.ts';
 import './model.ts';
 import './log.ts';
 import './agent.ts';
+import './gateHistory.ts';
 import './architect.ts';
 import './admin.ts';
 
