@@ -493,4 +493,54 @@ describe('the gate page', () => {
     const stored = await rest('GET', `/v1/sessions/e2e-run-1?gateId=${agentId}`);
     expect(JSON.stringify(stored.body)).toContain('completed');
   });
+
+  it('runs the Architect on Models & Routing, sees mock/fast recommended with its figures and mock/smart excluded over the cost cap, and applies it', async () => {
+    const created = await rest('POST', '/v1/gates', {
+      name: 'Architect gate',
+      description: 'Answers short customer questions',
+      taskType: 'chat',
+      model: 'mock/smart',
+      routingStrategy: 'fallback',
+      analysisMethod: 'cost',
+      maxCostPer1kTokens: 0.005,
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const id: string = created.body.id;
+
+    await openGate(id, '?tab=routing');
+    const architect = page.getByRole('region', { name: 'Architect’s recommendation' });
+    await architect.getByText(/Not analysed yet/).waitFor();
+    await architect.getByRole('button', { name: 'Analyse' }).click();
+
+    const scores = architect.getByRole('table', { name: 'Model scores' });
+    const fast = scores.getByRole('row').filter({ hasText: 'mock/fast' });
+    await fast.waitFor();
+    // The cost preset and the catalog's figures: the cheapest model that passes the cap wins.
+    expect(await fast.textContent()).toContain('recommended');
+    expect(await fast.textContent()).toContain('$0.000625 per 1k tokens (catalog)');
+    expect(await fast.textContent()).toContain('300 ms (catalog)');
+    expect(await fast.textContent()).toContain('40/100 (general)');
+    expect(await scores.getByRole('row').filter({ hasText: 'mock/echo' }).textContent()).toContain(
+      'fallback',
+    );
+    expect(await architect.getByRole('list', { name: 'Excluded models' }).textContent()).toBe(
+      'mock/smart: costs $0.006 per 1k tokens, over the $0.005 cap',
+    );
+    expect(await architect.getByText(/^Task: chat; read by the rules/).count()).toBe(1);
+    const changes = architect.getByRole('list', { name: 'Changes Apply makes' });
+    expect(await changes.textContent()).toContain('Primary model: mock/smart → mock/fast');
+    expect(await changes.textContent()).toContain('Fallback models: none → mock/echo');
+    await screenshot('gate-architect');
+
+    await architect.getByRole('button', { name: 'Apply' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Saved 2 changes/ })
+      .waitFor();
+    expect(lastUpdateInput()).toEqual({ model: 'mock/fast', fallbackModels: ['mock/echo'] });
+    await architect.getByText('The gate already uses the recommended primary and fallback models.').waitFor();
+    expect(await page.getByLabel('Primary model').inputValue()).toBe('mock/fast');
+    const stored = await rest('GET', `/v1/gates/${id}`);
+    expect([stored.body.model, stored.body.fallbackModels]).toEqual(['mock/fast', ['mock/echo']]);
+  });
 });
