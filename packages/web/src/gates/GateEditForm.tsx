@@ -41,6 +41,7 @@ export function GateEditForm({
   subGates,
   sessions,
   connections,
+  history,
   dangerZone,
   savedNotice,
   agent,
@@ -65,6 +66,8 @@ export function GateEditForm({
   /** Agent gates only. */
   sessions: ReactNode;
   connections: ReactNode;
+  /** The gate's versions, with rollback. */
+  history: ReactNode;
   dangerZone: ReactNode;
   savedNotice: string | null;
   /** Whether the gate is an agent gate, with the agent tabs. */
@@ -121,6 +124,7 @@ export function GateEditForm({
       {agent && <div {...panel('subgates')}>{subGates}</div>}
       {agent && <div {...panel('sessions')}>{sessions}</div>}
       <div {...panel('connections')}>{connections}</div>
+      <div {...panel('history')}>{history}</div>
       <div {...panel('danger')}>{dangerZone}</div>
     </>
   );

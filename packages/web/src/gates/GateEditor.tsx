@@ -23,6 +23,7 @@ import {
   tabOfField,
 } from './gateEdit.ts';
 import { fieldOfIssue, type GateFormField, type GateFormValues } from './gateForm.ts';
+import { History } from './History.tsx';
 import { Sessions } from './Sessions.tsx';
 import { SpendingAlert, SpendingBadge, SpendingNow } from './SpendingNotice.tsx';
 import { SubGates } from './SubGates.tsx';
@@ -165,6 +166,7 @@ export function GateEditor({
         subGates={<SubGates gateId={gate.id} active={tab === 'subgates'} />}
         sessions={<Sessions gateId={gate.id} active={tab === 'sessions'} />}
         connections={<Connections gateId={gate.id} active={tab === 'connections'} />}
+        history={<History gateId={gate.id} active={tab === 'history'} onRolledBack={rebase} />}
         dangerZone={<DangerZone gateName={gate.name} onDelete={onDelete} />}
       />
     </section>

@@ -144,6 +144,7 @@ export const GATE_TABS = [
   { id: 'subgates', label: 'Sub-Gates' },
   { id: 'sessions', label: 'Sessions' },
   { id: 'connections', label: 'Connections' },
+  { id: 'history', label: 'History' },
   { id: 'danger', label: 'Danger Zone' },
 ] as const;
 
@@ -151,7 +152,7 @@ export type GateTab = (typeof GATE_TABS)[number]['id'];
 /** The tabs an agent gate has and a standard one does not. */
 export const AGENT_TABS: readonly GateTab[] = ['subgates', 'sessions'];
 /** The tabs that hold no form field, and so no Save. */
-export const OTHER_TABS = ['try', 'subgates', 'sessions', 'connections', 'danger'] as const;
+export const OTHER_TABS = ['try', 'subgates', 'sessions', 'connections', 'history', 'danger'] as const;
 /** The tabs whose fields the form holds; the others have no Save. */
 export type FormTab = Exclude<GateTab, (typeof OTHER_TABS)[number]>;
 export const isFormTab = (tab: GateTab): tab is FormTab => !(OTHER_TABS as readonly string[]).includes(tab);
