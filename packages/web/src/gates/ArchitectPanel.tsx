@@ -3,7 +3,7 @@
  * it, Re-analyse (analyseGate) and Apply (the recommendation saved as the page's own save does).
  */
 import { readFragment } from 'gql.tada';
-import { useState } from 'react';
+import { type ReactNode, useState } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { MutationErrorFields } from '../forms/mutationErrors.ts';
 import { graphql, type ResultOf } from '../graphql.ts';
@@ -91,7 +91,7 @@ const AnalyseGateMutation = graphql(
 );
 
 /** The gate's models as stored, which Apply would replace. */
-export type CurrentModels = { model: string; fallbackModels: readonly string[] };
+export type CurrentModels = { model: string; fallbackModels: readonly string[]; routingStrategy: string };
 
 export function ArchitectPanel({
   gateId,
@@ -194,33 +194,37 @@ function AnalysisView({
 
 const percent = (x: number) => `${Math.round(x * 100)}%`;
 
+function Fact({ term, children }: { term: string; children: ReactNode }) {
+  return (
+    <div>
+      <dt>{term}</dt>
+      <dd>{children}</dd>
+    </div>
+  );
+}
+
 function AnalysisSummary({ analysis }: { analysis: TaskAnalysis }) {
   const w = analysis.weights;
   return (
-    <dl className="summary-list">
-      <dt>Recommended</dt>
-      <dd className="mono">{analysis.primary ?? 'none'}</dd>
-      <dt>Fallbacks</dt>
-      <dd className="mono">{analysis.fallbacks.join(', ') || 'none'}</dd>
-      <dt>Weights</dt>
-      <dd>
+    <dl className="summary-list" aria-label="Analysis">
+      <Fact term="Recommended">
+        <span className="mono">{analysis.primary ?? 'none'}</span>
+      </Fact>
+      <Fact term="Fallbacks">
+        <span className="mono">{listed(analysis.fallbacks)}</span>
+      </Fact>
+      <Fact term="Weights">
         cost {percent(w.cost)}, latency {percent(w.latency)}, quality {percent(w.quality)}
-      </dd>
-      {analysis.requiredCapabilities.length > 0 && (
-        <>
-          <dt>Needs</dt>
-          <dd>{analysis.requiredCapabilities.join(', ')}</dd>
-        </>
-      )}
-      <dt>Description read by</dt>
-      <dd>{analysis.readBy === 'model' ? 'the Architect model' : 'the rules'}</dd>
-      <dt>Traffic read</dt>
-      <dd>
+      </Fact>
+      <Fact term="Needs">{analysis.requiredCapabilities.join(', ') || 'no special capability'}</Fact>
+      <Fact term="Description read by">
+        {analysis.readBy === 'model' ? 'the Architect model' : 'the rules'}
+      </Fact>
+      <Fact term="Traffic read">
         {analysis.windowScope === 'gate' ? 'this gate' : 'your gates'}, {formatDateTime(analysis.windowSince)}{' '}
         to {formatDateTime(analysis.windowUntil)}
-      </dd>
-      <dt>Analysed</dt>
-      <dd>{formatDateTime(analysis.analysedAt)}</dd>
+      </Fact>
+      <Fact term="Analysed">{formatDateTime(analysis.analysedAt)}</Fact>
     </dl>
   );
 }
@@ -266,8 +270,13 @@ function ApplyRecommendation({
     <div className="architect-apply">
       {changes.length > 0 ? (
         <>
-          <p>Apply saves these changes (with any other unsaved change on this page):</p>
+          <p>Apply saves these changes, together with any unsaved change on this page:</p>
           <ul aria-label="Changes Apply makes">{changes}</ul>
+          {fallbacksChange && fallbacks.length > 0 && current.routingStrategy === 'SINGLE' && (
+            <p className="hint">
+              Routing is single: the fallbacks take effect once routing is fallback or round-robin.
+            </p>
+          )}
         </>
       ) : (
         <p className="muted">The gate already uses the recommended primary and fallback models.</p>
