@@ -49,6 +49,24 @@ describe('the Architect’s model', () => {
     expect(Number(entry.costUsd)).toBeGreaterThan(0);
   });
 
+  it('enhances a description saved with autoEnhanceDescription through the same model', async () => {
+    const user = await signUpUser(app);
+    const res = await app.request('/v1/gates', {
+      method: 'POST',
+      headers: user.auth,
+      json: {
+        name: 'Docs',
+        model: 'mock/echo',
+        taskType: 'chat',
+        description: 'docs q&a',
+        autoEnhanceDescription: true,
+      },
+    });
+    expect(res.status, await res.clone().text()).toBe(201);
+    // The mock's reading answers its JSON schema with "mock" for the text.
+    expect(((await res.json()) as { description: string }).description).toBe('mock');
+  });
+
   it('falls back to the rules, and says why, when the model’s answer is not usable', async () => {
     const user = await signUpUser(app);
     const res = await app.request('/v1/gates/suggestions', {

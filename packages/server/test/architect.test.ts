@@ -195,6 +195,37 @@ describe('POST /v1/gates/:id/analysis', () => {
   });
 });
 
+describe('autoEnhanceDescription', () => {
+  it('replaces a description saved on the gate with the enhanced one, once, and only when it changes or the toggle turns on', async () => {
+    const user = await signUpUser(app);
+    const read = async (id: string) =>
+      (
+        (await (await app.request(`/v1/gates/${id}`, { headers: user.auth })).json()) as {
+          description: string;
+        }
+      ).description;
+    const patch = (id: string, json: Record<string, unknown>) =>
+      app.request(`/v1/gates/${id}`, { method: 'PATCH', headers: user.auth, json });
+    const gate = await createGate(app, user, {
+      description: 'answer questions about invoices',
+      autoEnhanceDescription: true,
+    });
+    expect(gate.description).toBe('Answer questions about invoices. Task type: chat.');
+    // Another field: the description stays as it is (and is not enhanced twice).
+    expect((await patch(gate.id, { temperature: 0.5 })).status).toBe(200);
+    expect(await read(gate.id)).toBe('Answer questions about invoices. Task type: chat.');
+    expect((await patch(gate.id, { description: 'extract invoice fields as json' })).status).toBe(200);
+    expect(await read(gate.id)).toBe(
+      'Extract invoice fields as json. Task type: chat. It needs structured (JSON) output.',
+    );
+    // Off: saved as written. Turned on: the current description is enhanced.
+    const plain = await createGate(app, user, { description: 'summarise support tickets' });
+    expect(plain.description).toBe('summarise support tickets');
+    expect((await patch(plain.id, { autoEnhanceDescription: true })).status).toBe(200);
+    expect(await read(plain.id)).toBe('Summarise support tickets. Task type: chat.');
+  });
+});
+
 describe('the Architect in GraphQL', () => {
   it('suggests and analyses with the same rules, typed', async () => {
     const user = await signUpUser(app);

@@ -234,7 +234,7 @@ describe('listing gates', () => {
       ['?cursor=nope', 'cursor'],
       [`?cursor=${randomUUID()}`, 'cursor'],
       [`?cursor=${othersGate.id}`, 'cursor'],
-      ['?colour=red', ''],
+      ['?colour=red', 'colour'],
     ];
     for (const [query, path] of cases) {
       const res = await app.request(`/v1/gates${query}`, { headers: user.auth });

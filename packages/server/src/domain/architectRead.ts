@@ -213,3 +213,46 @@ export async function readDescription(
     };
   }
 }
+
+/** What a save may carry that decides whether the description is enhanced. */
+type DescribedGate = {
+  description?: string | null | undefined;
+  autoEnhanceDescription?: boolean | undefined;
+  taskType?: string | undefined;
+  taskSubtype?: string | null | undefined;
+};
+
+/**
+ * autoEnhanceDescription: a gate saved with it on has its description replaced by the enhanced
+ * one, when the description changed in this save or the toggle was turned on by it. Called
+ * before the save's transaction (the model's reading may take a while). An enhancement past the
+ * description's limit leaves the description as written.
+ */
+export async function withEnhancedDescription<T extends DescribedGate>(
+  userId: string,
+  input: T,
+  existing: DescribedGate | null,
+  reader: ModelReader | null,
+  maxLength: number,
+): Promise<T> {
+  const on = input.autoEnhanceDescription ?? existing?.autoEnhanceDescription ?? false;
+  const description = input.description !== undefined ? input.description : (existing?.description ?? null);
+  const changed = input.description !== undefined && input.description !== (existing?.description ?? null);
+  const turnedOn = input.autoEnhanceDescription === true && existing?.autoEnhanceDescription !== true;
+  if (!on || !description?.trim() || !(changed || turnedOn)) return input;
+  const reading = await readDescription(
+    userId,
+    description,
+    {
+      taskType: (input.taskType ?? existing?.taskType) as TaskType | undefined,
+      taskSubtype: (input.taskSubtype !== undefined ? input.taskSubtype : existing?.taskSubtype) as
+        | TaskSubtype
+        | null
+        | undefined,
+    },
+    reader,
+  );
+  const enhanced = reading.enhancedDescription;
+  if (enhanced.length > maxLength || enhanced === description) return input;
+  return { ...input, description: enhanced };
+}

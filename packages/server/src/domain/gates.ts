@@ -4,6 +4,7 @@ import {
   GATE_DEFAULTS,
   type GatePatch,
   type GateSettings,
+  LIMITS,
   parseGateInput,
   settleGateSettings,
   TASK_TYPES,
@@ -15,6 +16,7 @@ import { z } from 'zod';
 import { prisma } from '../db/client.ts';
 import { responseSchemaProblem } from '../domain/responseSchema.ts';
 import { type Gate, Prisma } from '../generated/prisma/client.ts';
+import { type ModelReader, withEnhancedDescription } from './architectRead.ts';
 import { type ModelNames, modelProblem } from './catalog.ts';
 import { ConflictError, NotFoundError, PlanLimitError, parseWith, ValidationError } from './errors.ts';
 import { forgetGate, getGate } from './gateCache.ts';
@@ -150,16 +152,27 @@ const nameTaken = () => new ConflictError('You have a gate with this name alread
 /** What the gate rules read besides the database: spending counters, and how model names resolve. */
 export type { GateChangeBy } from './gateVersions.ts';
 
-export type GateDeps = { spending: SpendingCounters; models: ModelNames };
+export type GateDeps = {
+  spending: SpendingCounters;
+  models: ModelNames;
+  /** The Architect's description reader, for autoEnhanceDescription (absent: the rules read). */
+  architect?: { reader: ModelReader | null };
+};
 
 export async function createGate(
   userId: string,
   raw: unknown,
-  deps: Pick<GateDeps, 'models'>,
+  deps: Pick<GateDeps, 'models' | 'architect'>,
 ): Promise<Gate> {
   const parsed = parseGateInput(raw, 'create');
   if (!parsed.ok) throw new ValidationError(parsed.issues);
-  const input = withModelIds(parsed.value, deps.models);
+  const input = await withEnhancedDescription(
+    userId,
+    withModelIds(parsed.value, deps.models),
+    null,
+    deps.architect?.reader ?? null,
+    LIMITS.descriptionLength,
+  );
   const settings = settleGateSettings<GateSettings>({ ...GATE_DEFAULTS, ...input }, input);
   const issues = gateIssues(settings, Object.keys(input));
   if (issues.length > 0) throw new ValidationError(issues);
@@ -291,9 +304,15 @@ export async function updateGate(
   by: GateChangeBy = { kind: 'user' },
 ): Promise<Gate> {
   const parsed = parseGateInput(raw, 'update');
-  await getGate(userId, id);
+  const current = await getGate(userId, id);
   if (!parsed.ok) throw new ValidationError(parsed.issues);
-  const input = withModelIds(parsed.value, deps.models);
+  const input = await withEnhancedDescription(
+    userId,
+    withModelIds(parsed.value, deps.models),
+    current,
+    deps.architect?.reader ?? null,
+    LIMITS.descriptionLength,
+  );
   const spendingTouched =
     input.spendingLimit !== undefined ||
     input.spendingEnforcement !== undefined ||
