@@ -494,7 +494,7 @@ describe('the gate page', () => {
     expect(JSON.stringify(stored.body)).toContain('completed');
   });
 
-  it('runs the Architect on Models & Routing, sees mock/fast recommended with its figures and mock/smart excluded over the cost cap, and applies it', async () => {
+  it('runs the Architect on Models & Routing (mock/fast recommended with its figures, mock/smart excluded over the cost cap), applies it, sees the version in History and rolls it back', async () => {
     const created = await rest('POST', '/v1/gates', {
       name: 'Architect gate',
       description: 'Answers short customer questions',
@@ -540,7 +540,31 @@ describe('the gate page', () => {
     expect(lastUpdateInput()).toEqual({ model: 'mock/fast', fallbackModels: ['mock/echo'] });
     await architect.getByText('The gate already uses the recommended primary and fallback models.').waitFor();
     expect(await page.getByLabel('Primary model').inputValue()).toBe('mock/fast');
-    const stored = await rest('GET', `/v1/gates/${id}`);
-    expect([stored.body.model, stored.body.fallbackModels]).toEqual(['mock/fast', ['mock/echo']]);
+    const applied = await rest('GET', `/v1/gates/${id}`);
+    expect([applied.body.model, applied.body.fallbackModels]).toEqual(['mock/fast', ['mock/echo']]);
+
+    // The Apply is a version of the gate, and rolling back to the version before it undoes it.
+    await tab('History').click();
+    const versions = page.getByRole('list', { name: 'Versions' });
+    const applyVersion = versions.getByRole('listitem', { name: 'Version 2', exact: true });
+    await applyVersion.waitFor();
+    expect(await applyVersion.textContent()).toContain('model: mock/smart → mock/fast');
+    expect(await applyVersion.textContent()).toContain('fallbackModels: none → mock/echo');
+    expect(await applyVersion.getByText('current').count()).toBe(1);
+    const first = versions.getByRole('listitem', { name: 'Version 1', exact: true });
+    await first.getByRole('button', { name: 'Roll back to this version' }).click();
+    await first.getByRole('button', { name: 'Yes, roll back' }).click();
+    const rollback = versions.getByRole('listitem', { name: 'Version 3', exact: true });
+    await rollback.waitFor();
+    expect(await rollback.textContent()).toContain('rollback to v1 by you');
+    expect(await rollback.textContent()).toContain('model: mock/fast → mock/smart');
+    await screenshot('gate-history');
+
+    await tab('Models & Routing').click();
+    expect(await page.getByLabel('Primary model').inputValue()).toBe('mock/smart');
+    // Back on mock/smart, the recommendation is there to apply again.
+    expect(await changes.textContent()).toContain('Primary model: mock/smart → mock/fast');
+    const restored = await rest('GET', `/v1/gates/${id}`);
+    expect([restored.body.model, restored.body.fallbackModels]).toEqual(['mock/smart', []]);
   });
 });
