@@ -15,6 +15,8 @@ import { createGate, signUpUser, type TestUser } from './support/factories.ts';
 import {
   expectBlockLimitHolds,
   expectFallback,
+  expectFieldIssues,
+  expectRefused,
   hasBearer,
   hasGoogleKey,
   useUpstream,
@@ -121,23 +123,19 @@ describe('POST /v3/tts on the mock', () => {
   it('refuses bad input with a 400 naming the field, and a gate of another type', async () => {
     const user = await signUpUser(app);
     const gate = await ttsGate(user);
-    for (const [data, path] of [
-      [{}, 'data.input'],
-      [{ input: '' }, 'data.input'],
-      [{ input: 'x'.repeat(4097) }, 'data.input'],
-      [{ input: 'x', speed: 5 }, 'data.speed'],
-      [{ input: 'x', responseFormat: 'ogg' }, 'data.responseFormat'],
-      [{ input: 'x', colour: 'red' }, 'data'],
-    ] as const) {
-      const res = await tts(user, gate.id, data);
-      expect(res.status, JSON.stringify(data)).toBe(400);
-      const body = (await res.json()) as NativeError;
-      expect(body.error.details?.issues?.[0]?.path, JSON.stringify(data)).toBe(path);
-    }
+    await expectFieldIssues(
+      (data) => tts(user, gate.id, data),
+      [
+        [{}, 'data.input'],
+        [{ input: '' }, 'data.input'],
+        [{ input: 'x'.repeat(4097) }, 'data.input'],
+        [{ input: 'x', speed: 5 }, 'data.speed'],
+        [{ input: 'x', responseFormat: 'ogg' }, 'data.responseFormat'],
+        [{ input: 'x', colour: 'red' }, 'data.colour'],
+      ],
+    );
     const chatGate = await createGate(app, user, { model: 'mock/echo' });
-    const wrong = await tts(user, chatGate.id, { input: 'x' });
-    expect(wrong.status).toBe(400);
-    expect(((await wrong.json()) as NativeError).error.message).toContain('speech requests need a tts gate');
+    await expectRefused(await tts(user, chatGate.id, { input: 'x' }), 'speech requests need a tts gate');
   });
 });
 
@@ -344,26 +342,23 @@ describe('POST /v3/stt and /v3/audio on the mock', () => {
     const user = await signUpUser(app);
     const gate = await sttGate(user);
     const notAudio = Buffer.from('this is plainly a text file, not audio at all');
-    for (const [data, path] of [
-      [{}, 'data.audio'],
-      [{ audio: notAudio.toString('base64') }, 'data.audio'],
-      [{ audio: 'not base64!!' }, 'data.audio'],
-      [{ audio: silence(1).toString('base64'), temperature: 3 }, 'data.temperature'],
-    ] as const) {
-      const res = await post(user, '/v3/stt', gate.id, data);
-      expect(res.status, JSON.stringify(data)).toBe(400);
-      const body = (await res.json()) as NativeError;
-      expect(body.error.details?.issues?.[0]?.path, JSON.stringify(data)).toBe(path);
-    }
+    await expectFieldIssues(
+      (data) => post(user, '/v3/stt', gate.id, data),
+      [
+        [{}, 'data.audio'],
+        [{ audio: notAudio.toString('base64') }, 'data.audio'],
+        [{ audio: 'not base64!!' }, 'data.audio'],
+        [{ audio: silence(1).toString('base64'), temperature: 3 }, 'data.temperature'],
+      ],
+    );
     const form = multipart({ gateId: gate.id }, { data: notAudio, name: 'a.wav', type: 'audio/wav' });
     const res = await app.request('/v3/stt', { method: 'POST', headers: user.auth, body: form });
     expect(res.status).toBe(400);
     expect(((await res.json()) as NativeError).error.details?.issues?.[0]?.path).toBe('file');
 
     const ttsOnly = await ttsGate(user);
-    const wrong = await post(user, '/v3/stt', ttsOnly.id, { audio: silence(1).toString('base64') });
-    expect(wrong.status).toBe(400);
-    expect(((await wrong.json()) as NativeError).error.message).toContain(
+    await expectRefused(
+      await post(user, '/v3/stt', ttsOnly.id, { audio: silence(1).toString('base64') }),
       'transcription requests need a stt gate',
     );
     const sttOnly = await post(user, '/v3/audio', gate.id, { audio: silence(1).toString('base64') });

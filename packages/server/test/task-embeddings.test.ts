@@ -7,11 +7,13 @@ import { describe, expect, it } from 'vitest';
 import { embeddingsKind } from '../src/dataplane/tasks/embeddings.ts';
 import { findModel } from '../src/domain/catalog.ts';
 import { useTestApp } from './support/app.ts';
-import { logEntryOf, type NativeError, type OpenAIError } from './support/chat.ts';
+import { logEntryOf, type OpenAIError } from './support/chat.ts';
 import { createGate, signUpUser, type TestUser } from './support/factories.ts';
 import {
   expectBlockLimitHolds,
   expectFallback,
+  expectFieldIssues,
+  expectRefused,
   hasBearer,
   hasGoogleKey,
   useUpstream,
@@ -120,22 +122,19 @@ describe('POST /v3/embeddings on the mock', () => {
   it('refuses bad input with a 400 naming the field, and a gate of another type', async () => {
     const user = await signUpUser(app);
     const gate = await embeddingsGate(user);
-    for (const [data, path] of [
-      [{}, 'data.input'],
-      [{ input: '' }, 'data.input'],
-      [{ input: [] }, 'data.input'],
-      [{ input: 'x', dimensions: 0 }, 'data.dimensions'],
-      [{ input: 'x', colour: 'red' }, 'data'],
-    ] as const) {
-      const res = await embed(user, gate.id, data);
-      expect(res.status, JSON.stringify(data)).toBe(400);
-      const body = (await res.json()) as NativeError;
-      expect(body.error.details?.issues?.[0]?.path, JSON.stringify(data)).toBe(path);
-    }
+    await expectFieldIssues(
+      (data) => embed(user, gate.id, data),
+      [
+        [{}, 'data.input'],
+        [{ input: '' }, 'data.input'],
+        [{ input: [] }, 'data.input'],
+        [{ input: 'x', dimensions: 0 }, 'data.dimensions'],
+        [{ input: 'x', colour: 'red' }, 'data.colour'],
+      ],
+    );
     const chatGate = await createGate(app, user, { model: 'mock/echo' });
-    const wrong = await embed(user, chatGate.id, { input: 'x' });
-    expect(wrong.status).toBe(400);
-    expect(((await wrong.json()) as NativeError).error.message).toContain(
+    await expectRefused(
+      await embed(user, chatGate.id, { input: 'x' }),
       'embeddings requests need an embeddings gate',
     );
   });

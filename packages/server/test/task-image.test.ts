@@ -8,11 +8,13 @@ import { inflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { imageKind } from '../src/dataplane/tasks/image.ts';
 import { useTestApp } from './support/app.ts';
-import { logEntryOf, type NativeError } from './support/chat.ts';
+import { logEntryOf } from './support/chat.ts';
 import { createGate, signUpUser, type TestUser } from './support/factories.ts';
 import {
   expectBlockLimitHolds,
   expectFallback,
+  expectFieldIssues,
+  expectRefused,
   hasBearer,
   hasGoogleKey,
   useUpstream,
@@ -206,27 +208,29 @@ describe('POST /v3/image on the mock', () => {
     const user = await signUpUser(app);
     const gate = await imageGate(user);
     const dalle = await imageGate(user, { model: 'openai/dall-e-3' });
-    for (const [g, data, path] of [
-      [gate, {}, 'data.prompt'],
-      [gate, { prompt: '' }, 'data.prompt'],
-      [gate, { prompt: 'x'.repeat(32_001) }, 'data.prompt'],
-      [gate, { prompt: 'x', count: 0 }, 'data.count'],
-      [gate, { prompt: 'x', count: 11 }, 'data.count'],
-      [gate, { prompt: 'x', size: 'big' }, 'data.size'],
-      [gate, { prompt: 'x', size: '100x100' }, 'data.size'],
-      [dalle, { prompt: 'x', size: '256x256' }, 'data.size'],
-      [dalle, { prompt: 'x', quality: 'high' }, 'data.quality'],
-      [gate, { prompt: 'x', colour: 'red' }, 'data'],
-    ] as const) {
-      const res = await generate(user, g.id, data);
-      expect(res.status, JSON.stringify(data)).toBe(400);
-      const body = (await res.json()) as NativeError;
-      expect(body.error.details?.issues?.[0]?.path, JSON.stringify(data)).toBe(path);
-    }
+    await expectFieldIssues(
+      (data) => generate(user, gate.id, data),
+      [
+        [{}, 'data.prompt'],
+        [{ prompt: '' }, 'data.prompt'],
+        [{ prompt: 'x'.repeat(32_001) }, 'data.prompt'],
+        [{ prompt: 'x', count: 0 }, 'data.count'],
+        [{ prompt: 'x', count: 11 }, 'data.count'],
+        [{ prompt: 'x', size: 'big' }, 'data.size'],
+        [{ prompt: 'x', size: '100x100' }, 'data.size'],
+        [{ prompt: 'x', colour: 'red' }, 'data.colour'],
+      ],
+    );
+    await expectFieldIssues(
+      (data) => generate(user, dalle.id, data),
+      [
+        [{ prompt: 'x', size: '256x256' }, 'data.size'],
+        [{ prompt: 'x', quality: 'high' }, 'data.quality'],
+      ],
+    );
     const chatGate = await createGate(app, user, { model: 'mock/echo' });
-    const wrong = await generate(user, chatGate.id, { prompt: 'x' });
-    expect(wrong.status).toBe(400);
-    expect(((await wrong.json()) as NativeError).error.message).toContain(
+    await expectRefused(
+      await generate(user, chatGate.id, { prompt: 'x' }),
       'image requests need an image gate',
     );
   });

@@ -7,9 +7,16 @@ import { describe, expect, it } from 'vitest';
 import { moderationKind } from '../src/dataplane/tasks/moderation.ts';
 import { findModel } from '../src/domain/catalog.ts';
 import { useTestApp } from './support/app.ts';
-import { logEntryOf, type NativeError, type OpenAIError } from './support/chat.ts';
+import { logEntryOf, type OpenAIError } from './support/chat.ts';
 import { createGate, signUpUser, type TestUser } from './support/factories.ts';
-import { expectBlockLimitHolds, expectFallback, hasBearer, useUpstream } from './support/tasks.ts';
+import {
+  expectBlockLimitHolds,
+  expectFallback,
+  expectFieldIssues,
+  expectRefused,
+  hasBearer,
+  useUpstream,
+} from './support/tasks.ts';
 
 // One local server answers as OpenAI (/v1/moderations) and Mistral (/mistral/v1/moderations),
 // each checking its key as the real one does.
@@ -110,21 +117,18 @@ describe('POST /v3/moderation on the mock', () => {
   it('refuses bad input with a 400 naming the field, and a gate of another type', async () => {
     const user = await signUpUser(app);
     const gate = await moderationGate(user);
-    for (const [data, path] of [
-      [{}, 'data.input'],
-      [{ input: '' }, 'data.input'],
-      [{ input: [] }, 'data.input'],
-      [{ input: 'x', colour: 'red' }, 'data'],
-    ] as const) {
-      const res = await moderate(user, gate.id, data);
-      expect(res.status, JSON.stringify(data)).toBe(400);
-      const body = (await res.json()) as NativeError;
-      expect(body.error.details?.issues?.[0]?.path, JSON.stringify(data)).toBe(path);
-    }
+    await expectFieldIssues(
+      (data) => moderate(user, gate.id, data),
+      [
+        [{}, 'data.input'],
+        [{ input: '' }, 'data.input'],
+        [{ input: [] }, 'data.input'],
+        [{ input: 'x', colour: 'red' }, 'data.colour'],
+      ],
+    );
     const chatGate = await createGate(app, user, { model: 'mock/echo' });
-    const wrong = await moderate(user, chatGate.id, { input: 'x' });
-    expect(wrong.status).toBe(400);
-    expect(((await wrong.json()) as NativeError).error.message).toContain(
+    await expectRefused(
+      await moderate(user, chatGate.id, { input: 'x' }),
       'moderation requests need a moderation gate',
     );
   });

@@ -7,9 +7,16 @@ import { describe, expect, it } from 'vitest';
 import { MAX_DOCUMENT_PAGES, ocrKind, pageBound } from '../src/dataplane/tasks/ocr.ts';
 import { findModel } from '../src/domain/catalog.ts';
 import { useTestApp } from './support/app.ts';
-import { logEntryOf, type NativeError, readGate } from './support/chat.ts';
+import { logEntryOf, readGate } from './support/chat.ts';
 import { createGate, signUpUser, type TestUser } from './support/factories.ts';
-import { expectBlockLimitHolds, expectFallback, hasBearer, useUpstream } from './support/tasks.ts';
+import {
+  expectBlockLimitHolds,
+  expectFallback,
+  expectFieldIssues,
+  expectRefused,
+  hasBearer,
+  useUpstream,
+} from './support/tasks.ts';
 
 // One local server answers as Mistral (/mistral/v1/ocr), checking its key as the real one does.
 const upstream = await useUpstream({
@@ -108,26 +115,22 @@ describe('POST /v3/ocr on the mock', () => {
     const user = await signUpUser(app);
     const gate = await ocrGate(user);
     const b64 = pdf(1).toString('base64');
-    for (const [data, path] of [
-      [{}, 'data'],
-      [{ documentUrl: 'https://a.example/x.pdf', base64: b64 }, 'data'],
-      [{ documentUrl: 'https://a.example/x.pdf', imageUrl: 'https://a.example/x.png' }, 'data'],
-      [{ documentUrl: 'not a url' }, 'data.documentUrl'],
-      [{ documentUrl: 'ftp://a.example/x.pdf' }, 'data.documentUrl'],
-      [{ imageUrl: 'nope' }, 'data.imageUrl'],
-      [{ base64: 'not base64!' }, 'data.base64'],
-      [{ base64: Buffer.from('plain text').toString('base64') }, 'data.mimeType'],
-      [{ base64: b64, colour: 'red' }, 'data'],
-    ] as const) {
-      const res = await read(user, gate.id, data);
-      expect(res.status, JSON.stringify(data)).toBe(400);
-      const body = (await res.json()) as NativeError;
-      expect(body.error.details?.issues?.[0]?.path, JSON.stringify(data)).toBe(path);
-    }
+    await expectFieldIssues(
+      (data) => read(user, gate.id, data),
+      [
+        [{}, 'data'],
+        [{ documentUrl: 'https://a.example/x.pdf', base64: b64 }, 'data'],
+        [{ documentUrl: 'https://a.example/x.pdf', imageUrl: 'https://a.example/x.png' }, 'data'],
+        [{ documentUrl: 'not a url' }, 'data.documentUrl'],
+        [{ documentUrl: 'ftp://a.example/x.pdf' }, 'data.documentUrl'],
+        [{ imageUrl: 'nope' }, 'data.imageUrl'],
+        [{ base64: 'not base64!' }, 'data.base64'],
+        [{ base64: Buffer.from('plain text').toString('base64') }, 'data.mimeType'],
+        [{ base64: b64, colour: 'red' }, 'data.colour'],
+      ],
+    );
     const chatGate = await createGate(app, user, { model: 'mock/echo' });
-    const wrong = await read(user, chatGate.id, { base64: b64 });
-    expect(wrong.status).toBe(400);
-    expect(((await wrong.json()) as NativeError).error.message).toContain('OCR requests need an ocr gate');
+    await expectRefused(await read(user, chatGate.id, { base64: b64 }), 'OCR requests need an ocr gate');
   });
 });
 

@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, expect } from 'vitest';
 import type { TestApp } from './app.ts';
-import { attemptsOf, logEntriesOf, logEntryOf, readGate } from './chat.ts';
+import { attemptsOf, logEntriesOf, logEntryOf, type NativeError, readGate } from './chat.ts';
 import { type RecordedRequest, startUpstream, type Upstream } from './emulators/upstream.ts';
 import type { TestUser } from './factories.ts';
 
@@ -104,4 +104,23 @@ export async function expectBlockLimitHolds(app: TestApp, user: TestUser, c: Blo
   const paid = entries.filter((e) => e.success);
   expect(paid).toHaveLength(passed);
   return { limit, spending, paid };
+}
+
+/** Each input is refused with a 400 whose first issue names its field (`path`). */
+export async function expectFieldIssues(
+  send: (data: Record<string, unknown>) => Promise<Response>,
+  cases: (readonly [Record<string, unknown>, string])[],
+) {
+  for (const [data, path] of cases) {
+    const res = await send(data);
+    expect(res.status, JSON.stringify(data)).toBe(400);
+    const body = (await res.json()) as NativeError;
+    expect(body.error.details?.issues?.[0]?.path, JSON.stringify(data)).toBe(path);
+  }
+}
+
+/** A 400 whose message says why (a gate of another type, say). */
+export async function expectRefused(res: Response, message: string) {
+  expect(res.status).toBe(400);
+  expect(((await res.json()) as NativeError).error.message).toContain(message);
 }
