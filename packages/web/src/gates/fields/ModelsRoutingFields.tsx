@@ -1,5 +1,10 @@
 /** The Models & Routing tab: the primary model, how requests are routed, and how the Architect weighs models. */
-import { ANALYSIS_PRESETS, AUTO_APPLY_MARGIN, type Weights } from '@gatehouse/rules/architect';
+import {
+  ANALYSIS_PRESETS,
+  AUTO_APPLY_MARGIN,
+  OBSERVED_WINDOW_DAYS,
+  type Weights,
+} from '@gatehouse/rules/architect';
 import { ANALYSIS_METHODS, LIMITS, REANALYSIS_PERIODS, ROUTING_STRATEGIES } from '@gatehouse/rules/gate';
 import type { ReactNode } from 'react';
 import { useFieldArray, useWatch } from 'react-hook-form';
@@ -180,7 +185,7 @@ export function ArchitectFields({ form }: { form: GateFormApi }) {
       <Toggle
         id="autoApplyRecommendations"
         label="Apply recommendations automatically"
-        hint={`On: after each scheduled re-analysis the Architect sets the primary and fallback models itself, only when its choice beats the current primary's total score by ${AUTO_APPLY_MARGIN} (or the current one no longer passes the filters), and records the change in the gate's history as made by the Architect. Off: recommendations wait for you to apply them.`}
+        hint={`On: after each scheduled re-analysis (so never while the period is Never) the Architect sets the primary and fallback models itself, only when its choice beats the current primary's total score by ${AUTO_APPLY_MARGIN} or the current one no longer passes the filters, and records the change in the gate's history as made by the Architect. Off: recommendations wait for you to apply them.`}
       >
         <input
           id="autoApplyRecommendations"
@@ -222,7 +227,7 @@ function ArchitectScheduleFields({ form }: { form: GateFormApi }) {
         label="Reanalysis period"
         htmlFor="reanalysisPeriod"
         error={errors.reanalysisPeriod}
-        hint="How often the Architect analyses this gate again on its own, over its latest traffic."
+        hint={`How often the Architect analyses this gate again on its own, over its last ${OBSERVED_WINDOW_DAYS.default} days of traffic.`}
       >
         <select id="reanalysisPeriod" {...register('reanalysisPeriod')}>
           {REANALYSIS_PERIODS.map((period) => (
@@ -270,7 +275,7 @@ function ArchitectCapFields({ form }: { form: GateFormApi }) {
         form={form}
         name="maxCostPer1kTokens"
         label="Max cost per 1k tokens (USD)"
-        hint={`0 to ${formatCount(LIMITS.maxCostPer1kTokens)}. A hard filter on chat and embeddings gates: a model priced above it (at this gate's mix of input and output tokens) is never recommended. Blank: no cap.`}
+        hint={`0 to ${formatCount(LIMITS.maxCostPer1kTokens)}. A hard filter on chat and embeddings gates: a model priced above it (at this gate's mix of input and output tokens), or with no known price, is never recommended. Blank: no cap.`}
         min={0}
         max={LIMITS.maxCostPer1kTokens}
       />
@@ -278,7 +283,7 @@ function ArchitectCapFields({ form }: { form: GateFormApi }) {
         form={form}
         name="maxLatencyMs"
         label="Max latency (ms)"
-        hint={`A whole number, 1 to ${formatCount(LIMITS.maxLatencyMs)}. A hard filter: a model whose p95 latency seen by this gateway (once ${LATENCY_CAP_SAMPLES} attempts are seen; the catalog's typical latency before that) is above it is never recommended. Blank: no cap.`}
+        hint={`A whole number, 1 to ${formatCount(LIMITS.maxLatencyMs)}. A hard filter: a model whose p95 latency seen by this gateway (once ${LATENCY_CAP_SAMPLES} attempts are seen; the catalog's typical latency before that) is above it, or that has no latency figure, is never recommended. Blank: no cap.`}
         step="1"
         min={1}
         max={LIMITS.maxLatencyMs}
