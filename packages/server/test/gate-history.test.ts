@@ -177,6 +177,16 @@ describe('gate history', () => {
     expect(await settingsOf(user, gate.id)).toEqual(standard);
   });
 
+  it('restores the description exactly on a gate that enhances its description on save', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, { autoEnhanceDescription: true, description: 'answers orders' });
+    const v1 = await settingsOf(user, gate.id);
+    await patched(user, gate.id, { description: 'writes code reviews in python', temperature: 1 });
+    const { versions } = await history(user, gate.id);
+    expect((await rollback(user, gate.id, { versionId: versions.at(-1)?.id })).status).toBe(200);
+    expect(await settingsOf(user, gate.id)).toEqual(v1);
+  });
+
   it('refuses a version it can no longer apply, and changes nothing', async () => {
     const user = await signUpUser(app);
     const gate = await createGate(app, user, { name: `first-${randomUUID()}` });

@@ -306,13 +306,18 @@ export async function updateGate(
   const parsed = parseGateInput(raw, 'update');
   const current = await getGate(userId, id);
   if (!parsed.ok) throw new ValidationError(parsed.issues);
-  const input = await withEnhancedDescription(
-    userId,
-    withModelIds(parsed.value, deps.models),
-    current,
-    deps.architect?.reader ?? null,
-    LIMITS.descriptionLength,
-  );
+  const named = withModelIds(parsed.value, deps.models);
+  // A rollback restores the version's description as it was: enhancing it again could change it.
+  const input =
+    by.kind === 'rollback'
+      ? named
+      : await withEnhancedDescription(
+          userId,
+          named,
+          current,
+          deps.architect?.reader ?? null,
+          LIMITS.descriptionLength,
+        );
   const spendingTouched =
     input.spendingLimit !== undefined ||
     input.spendingEnforcement !== undefined ||
