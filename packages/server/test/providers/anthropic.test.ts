@@ -3,12 +3,12 @@
  * top, max_tokens always set, tools and tool results as content blocks, the named SSE events of a
  * stream, and refusals.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { withInjectedFormat } from '../../src/dataplane/structured.ts';
 import type { ChatParams, ToolDefinition } from '../../src/providers/types.ts';
 import { adapterFrom, complete, failureOf, foldDeltas, stream } from '../support/emulators/adapters.ts';
 import { errorFrame, message, startAnthropicEmulator, streamFrames } from '../support/emulators/anthropic.ts';
-import type { Upstream } from '../support/emulators/upstream.ts';
+import { expectRepliesUsed, type Upstream } from '../support/emulators/upstream.ts';
 
 const MODEL = 'claude-3-5-haiku-latest';
 
@@ -32,12 +32,7 @@ beforeAll(async () => {
     ANTHROPIC_BASE_URL: emulator.baseUrl,
   });
 });
-afterEach(() => {
-  const unused = upstream.pending();
-  upstream.reset();
-  expect(unused, 'scripted replies left unused').toBe(0);
-});
-afterAll(() => upstream.close());
+expectRepliesUsed(() => upstream);
 
 describe('a plain answer', () => {
   it('puts the system prompt on top, sends the key and version headers, and reads usage with the cache', async () => {

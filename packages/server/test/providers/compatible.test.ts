@@ -3,11 +3,11 @@
  * rather than OpenAI's max_completion_tokens, and usage wherever Groq puts it (`x_groq.usage` on
  * the last chunk, plus the usage chunk when asked for).
  */
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import type { ToolDefinition } from '../../src/providers/types.ts';
 import { adapterFrom, complete, foldDeltas, stream } from '../support/emulators/adapters.ts';
 import { completion, startOpenAIEmulator, streamReply } from '../support/emulators/openai.ts';
-import type { Upstream } from '../support/emulators/upstream.ts';
+import { expectRepliesUsed, type Upstream } from '../support/emulators/upstream.ts';
 
 const MODEL = 'llama-3.1-8b-instant';
 
@@ -24,12 +24,7 @@ beforeAll(async () => {
   upstream = emulator.upstream;
   adapter = adapterFrom('groq', { GROQ_API_KEY: 'gsk_test', GROQ_BASE_URL: emulator.baseUrl });
 });
-afterEach(() => {
-  const unused = upstream.pending();
-  upstream.reset();
-  expect(unused, 'scripted replies left unused').toBe(0);
-});
-afterAll(() => upstream.close());
+expectRepliesUsed(() => upstream);
 
 it('posts to {base}/chat/completions with max_tokens and reads the answer with cached tokens', async () => {
   const answer = completion('groq', {

@@ -4,13 +4,18 @@
  * a body or in the middle of a stream, and a stream that ends without its terminal event. What
  * matters is the ProviderError: its kind, its status and whether routing may fall back.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { ChatParams, ProviderAdapter } from '../../src/providers/types.ts';
 import { adapterFrom, complete, failureOf, stream } from '../support/emulators/adapters.ts';
 import * as anthropic from '../support/emulators/anthropic.ts';
 import * as gemini from '../support/emulators/gemini.ts';
 import * as openai from '../support/emulators/openai.ts';
-import type { Reply, Responder, Upstream } from '../support/emulators/upstream.ts';
+import {
+  expectRepliesUsed,
+  type Reply,
+  type Responder,
+  type Upstream,
+} from '../support/emulators/upstream.ts';
 
 type Emulated = {
   upstream: Upstream;
@@ -122,12 +127,7 @@ describe.each(cases)('$provider', (c) => {
   beforeAll(async () => {
     e = await c.start();
   });
-  afterEach(() => {
-    const unused = e.upstream.pending();
-    e.upstream.reset();
-    expect(unused, 'scripted replies left unused').toBe(0);
-  });
-  afterAll(() => e.upstream.close());
+  expectRepliesUsed(() => e.upstream);
 
   it.each([
     [429, true],

@@ -3,7 +3,7 @@
  * streamGenerateContent?alt=sse: systemInstruction and generationConfig, function calls and
  * responses (with Gemini 3's thought signatures), native JSON schema, and safety blocks.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { ChatParams, ToolDefinition } from '../../src/providers/types.ts';
 import { adapterFrom, complete, failureOf, stream } from '../support/emulators/adapters.ts';
 import {
@@ -14,7 +14,7 @@ import {
   startGeminiEmulator,
   streamFrames,
 } from '../support/emulators/gemini.ts';
-import type { Upstream } from '../support/emulators/upstream.ts';
+import { expectRepliesUsed, type Upstream } from '../support/emulators/upstream.ts';
 
 const MODEL = 'gemini-2.5-flash';
 
@@ -35,12 +35,7 @@ beforeAll(async () => {
   upstream = emulator.upstream;
   adapter = adapterFrom('gemini', { GEMINI_API_KEY: 'gemini-test-key', GEMINI_BASE_URL: emulator.baseUrl });
 });
-afterEach(() => {
-  const unused = upstream.pending();
-  upstream.reset();
-  expect(unused, 'scripted replies left unused').toBe(0);
-});
-afterAll(() => upstream.close());
+expectRepliesUsed(() => upstream);
 
 describe('a plain answer', () => {
   it('sends systemInstruction and generationConfig with the key header, and reads text and usage', async () => {

@@ -3,11 +3,11 @@
  * requests the way api.mistral.ai does (unknown fields are a 422) and answers in Mistral's shape:
  * usage on the last chunk, tool calls whole in one delta, `any` for a required tool.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { ToolDefinition } from '../../src/providers/types.ts';
 import { adapterFrom, complete, failureOf, foldDeltas, stream } from '../support/emulators/adapters.ts';
 import { completion, errorReply, startOpenAIEmulator, streamReply } from '../support/emulators/openai.ts';
-import type { Upstream } from '../support/emulators/upstream.ts';
+import { expectRepliesUsed, type Upstream } from '../support/emulators/upstream.ts';
 
 const MODEL = 'mistral-small-latest';
 
@@ -28,12 +28,7 @@ beforeAll(async () => {
   upstream = emulator.upstream;
   adapter = adapterFrom('mistral', { MISTRAL_API_KEY: 'mistral-key', MISTRAL_BASE_URL: emulator.baseUrl });
 });
-afterEach(() => {
-  const unused = upstream.pending();
-  upstream.reset();
-  expect(unused, 'scripted replies left unused').toBe(0);
-});
-afterAll(() => upstream.close());
+expectRepliesUsed(() => upstream);
 
 describe('a plain answer', () => {
   it("sends Mistral's field names and roles, and reads content and usage", async () => {

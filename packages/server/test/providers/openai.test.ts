@@ -3,11 +3,11 @@
  * the exact JSON it sends, and what it makes of plain, streamed, tool-calling, structured and
  * refused answers.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { ChatMessage, ChatParams, ToolDefinition } from '../../src/providers/types.ts';
 import { adapterFrom, complete, failureOf, foldDeltas, stream } from '../support/emulators/adapters.ts';
 import { completion, errorReply, startOpenAIEmulator, streamReply } from '../support/emulators/openai.ts';
-import type { Upstream } from '../support/emulators/upstream.ts';
+import { expectRepliesUsed, type Upstream } from '../support/emulators/upstream.ts';
 
 const weatherTool: ToolDefinition = {
   type: 'function',
@@ -26,12 +26,7 @@ beforeAll(async () => {
   upstream = emulator.upstream;
   adapter = adapterFrom('openai', { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: emulator.baseUrl });
 });
-afterEach(() => {
-  const unused = upstream.pending();
-  upstream.reset();
-  expect(unused, 'scripted replies left unused').toBe(0);
-});
-afterAll(() => upstream.close());
+expectRepliesUsed(() => upstream);
 
 describe('a plain answer', () => {
   it('sends the request in OpenAI shape with a bearer key and reads content, finish reason and usage', async () => {

@@ -3,10 +3,15 @@
  * provider stand-in checking keys as the real ones do, a fallback read back from the log, and a
  * block limit that holds under 50 concurrent requests.
  */
-import { afterAll, afterEach, expect } from 'vitest';
+import { expect } from 'vitest';
 import type { TestApp } from './app.ts';
 import { attemptsOf, logEntriesOf, logEntryOf, type NativeError, readGate } from './chat.ts';
-import { type RecordedRequest, startUpstream, type Upstream } from './emulators/upstream.ts';
+import {
+  expectRepliesUsed,
+  type RecordedRequest,
+  startUpstream,
+  type Upstream,
+} from './emulators/upstream.ts';
 import type { TestUser } from './factories.ts';
 
 export const hasBearer = (request: RecordedRequest, key: string) =>
@@ -32,12 +37,7 @@ export async function useUpstream(provider: {
     if (!keyOk(request)) return { type: 'json', status: 401, body: { error: { message: 'bad key' } } };
     return null;
   });
-  afterEach(() => {
-    const left = upstream.pending();
-    upstream.reset();
-    expect(left, 'scripted replies left unused').toBe(0);
-  });
-  afterAll(() => upstream.close());
+  expectRepliesUsed(() => upstream);
   return upstream;
 }
 

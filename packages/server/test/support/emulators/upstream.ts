@@ -8,6 +8,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, afterEach, expect } from 'vitest';
 
 export type RecordedRequest = {
   method: string;
@@ -187,4 +188,18 @@ export async function startUpstream(gatekeeper: Gatekeeper = () => null): Promis
 export function sseFrame(data: unknown, event?: string, lineEnd = '\n'): string {
   const text = typeof data === 'string' ? data : JSON.stringify(data);
   return `${event ? `event: ${event}${lineEnd}` : ''}data: ${text}${lineEnd}${lineEnd}`;
+}
+
+/**
+ * Registers the checks of a test file (or describe block) on its stand-in: after each test every
+ * scripted reply was used, and the queue is empty for the next; after all, the server closes.
+ * `upstream` is read when the hooks run, so it may be started in a beforeAll.
+ */
+export function expectRepliesUsed(upstream: () => Upstream) {
+  afterEach(() => {
+    const unused = upstream().pending();
+    upstream().reset();
+    expect(unused, 'scripted replies left unused').toBe(0);
+  });
+  afterAll(() => upstream().close());
 }
