@@ -49,7 +49,12 @@ export function parseSubGateInput(
     .map((key) => ({ path: key, message: 'is not a sub-gate field' }));
   const result = subGateInputSchema.safeParse(raw);
   if (!result.success) {
-    issues.push(...issuesFromZod(result.error).filter((i) => i.path !== '' || issues.length === 0));
+    const named = new Set(issues.map((i) => i.path));
+    issues.push(
+      ...issuesFromZod(result.error).filter(
+        (i) => !named.has(i.path) && (i.path !== '' || issues.length === 0),
+      ),
+    );
   }
   if (issues.length > 0 || !result.success) return { ok: false, issues };
   return { ok: true, value: result.data };
