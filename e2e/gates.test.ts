@@ -78,7 +78,7 @@ describe('the gate page', () => {
     expect(await page.getByLabel('Name', { exact: true }).inputValue()).toBe('Tabbed gate');
   });
 
-  it('saves Basic Info, sending only what changed, and shows it after a reload', async () => {
+  it('saves Basic Info, sending only what changed, and shows it after a reload, the description enhanced by the server', async () => {
     await page.getByLabel('Description', { exact: true }).fill('Answers support questions');
     await page.getByLabel('Tags').fill('support, beta');
     await page.getByLabel('Subtype').selectOption('code');
@@ -91,11 +91,13 @@ describe('the gate page', () => {
       autoEnhanceDescription: true,
     });
 
+    // Auto-enhance is on: the server stored the Architect's clearer description, and the form shows it.
+    const enhanced = 'Answers support questions. Task type: chat (code).';
+    expect(await page.getByLabel('Description', { exact: true }).inputValue()).toBe(enhanced);
+
     await page.reload();
     await page.getByLabel('Description', { exact: true }).waitFor();
-    expect(await page.getByLabel('Description', { exact: true }).inputValue()).toBe(
-      'Answers support questions',
-    );
+    expect(await page.getByLabel('Description', { exact: true }).inputValue()).toBe(enhanced);
     expect(await page.getByLabel('Tags').inputValue()).toBe('support, beta');
     expect(await page.getByLabel('Subtype').inputValue()).toBe('code');
     expect(await page.getByLabel('Auto-enhance description').isChecked()).toBe(true);
@@ -215,7 +217,7 @@ describe('the gate page', () => {
     expect(body).toEqual(
       expect.objectContaining({
         name: 'Tabbed gate',
-        description: 'Answers support questions',
+        description: 'Answers support questions. Task type: chat (code).',
         taskSubtype: 'code',
         fallbackModels: ['mock/fast'],
         costWeight: 0.2,

@@ -84,7 +84,7 @@ export function AutoEnhanceField({ form }: { form: GateFormApi }) {
     <Toggle
       id="autoEnhanceDescription"
       label="Auto-enhance description"
-      hint="The Architect offers a clearer description (Suggest a clearer description, above); yours changes only when you choose Use this and save."
+      hint="On: when you save a changed description, or turn this on, the server replaces the description with the Architect's clearer one (Suggest a clearer description shows it beside yours first). Off: yours changes only when you choose Use this and save."
     >
       <input
         id="autoEnhanceDescription"
