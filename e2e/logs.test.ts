@@ -2,8 +2,9 @@ import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signUpInBrowser } from './support/account.ts';
 import { launchBrowser, type RunningBrowser } from './support/browser.ts';
-import { gatewayClient, type LoggedEntry, showsDollars, signUpInBrowser } from './support/logsApi.ts';
+import { gatewayClient, type LoggedEntry, showsDollars } from './support/logsApi.ts';
 import { type RunningServer, startServer } from './support/server.ts';
 
 const artifacts = path.join(import.meta.dirname, 'artifacts');
@@ -48,12 +49,7 @@ describe('the request log in the dashboard', () => {
     browser = await launchBrowser();
     await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
     page = await browser.context.newPage();
-    apiKey = await signUpInBrowser(
-      page,
-      server.url,
-      `logs-${Date.now()}@example.com`,
-      'correct horse battery',
-    );
+    ({ apiKey } = await signUpInBrowser(page, server.url, { email: `logs-${Date.now()}@example.com` }));
     api = gatewayClient(server.url, apiKey);
   });
 
@@ -94,7 +90,6 @@ describe('the request log in the dashboard', () => {
   });
 
   it('shows every request in the table with its gate, model, tokens, cost and latency', async () => {
-    await page.getByRole('button', { name: 'Continue to gates' }).click();
     await page.getByRole('link', { name: 'Logs', exact: true }).click();
     await page.waitForURL((url) => url.pathname === '/logs');
     // Newest first, as the API lists them.

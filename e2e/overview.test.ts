@@ -2,8 +2,9 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signUpInBrowser } from './support/account.ts';
 import { launchBrowser, type RunningBrowser } from './support/browser.ts';
-import { gatewayClient, type LoggedEntry, showsDollars, signUpInBrowser } from './support/logsApi.ts';
+import { gatewayClient, type LoggedEntry, showsDollars } from './support/logsApi.ts';
 import { type RunningServer, startServer } from './support/server.ts';
 
 const artifacts = path.join(import.meta.dirname, 'artifacts');
@@ -32,7 +33,7 @@ describe('the overview', () => {
     browser = await launchBrowser();
     await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
     page = await browser.context.newPage();
-    apiKey = await signUpInBrowser(page, server.url, email, password);
+    ({ apiKey } = await signUpInBrowser(page, server.url, { email, password }));
     api = gatewayClient(server.url, apiKey);
   });
 

@@ -6,9 +6,11 @@ export type Account = { email: string; password: string; apiKey: string };
  * Signs up the first account through the dashboard, as a person does, and continues past the
  * API key shown once; resolves with the key once the signed-in frame shows.
  */
-export async function signUpInBrowser(page: Page, baseUrl: string): Promise<Account> {
-  const email = `admin-${Date.now()}@example.com`;
-  const password = 'correct horse battery';
+export async function signUpInBrowser(
+  page: Page,
+  baseUrl: string,
+  { email = `admin-${Date.now()}@example.com`, password = 'correct horse battery' } = {},
+): Promise<Account> {
   await page.goto(baseUrl);
   await page.waitForURL('**/sign-up');
   await page.getByLabel('Email').fill(email);

@@ -1,4 +1,3 @@
-import type { Page } from 'playwright-core';
 import { api } from './account.ts';
 
 /** What GET /v1/logs and GET /v1/logs/:id answer for one entry (the fields the tests read). */
@@ -62,17 +61,6 @@ export function gatewayClient(baseUrl: string, apiKey: string) {
       return body as unknown as LoggedEntry;
     },
   };
-}
-
-/** Signs up the first account through the page; returns the API key it shows once. */
-export async function signUpInBrowser(page: Page, baseUrl: string, email: string, password: string) {
-  await page.goto(baseUrl);
-  await page.waitForURL('**/sign-up');
-  await page.getByLabel('Email').fill(email);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Create account' }).click();
-  await page.getByRole('heading', { name: 'Your first API key' }).waitFor();
-  return page.locator('#api-key').inputValue();
 }
 
 /** "$0.0000045" as a number. */
