@@ -30,6 +30,9 @@ export const OBSERVED_WINDOW_DAYS = { default: 7, max: 90 } as const;
  */
 export const AUTO_APPLY_MARGIN = 0.05;
 
+/** Attempts seen before a model's observed p95 latency, not the catalog's figure, meets the latency cap. */
+export const MIN_LATENCY_SAMPLES = 20;
+
 /**
  * The weights of a method, or of the three custom fields (missing ones count 0), normalised to
  * sum 1. With no method and no weights: balanced. Null when custom weights are all 0.

@@ -12,7 +12,12 @@
  * Observed figures are blended with the catalog's by sample count (n / (n + 50)): a model with 3
  * requests stays near its catalog figures, one with 3,000 is judged by what it did here.
  */
-import type { ModelScore, QualityKind, Weights } from '@gatehouse/rules/architect';
+import {
+  MIN_LATENCY_SAMPLES,
+  type ModelScore,
+  type QualityKind,
+  type Weights,
+} from '@gatehouse/rules/architect';
 import type { TaskType } from '@gatehouse/rules/gate';
 import type { Capability } from './architectRead.ts';
 import type { ModelFact } from './modelFacts.ts';
@@ -20,8 +25,6 @@ import type { ObservedModel } from './modelStats.ts';
 
 /** Samples at which observed figures weigh as much as the catalog's. */
 export const PRIOR_SAMPLES = 50;
-/** Attempts needed before the observed p95 is the figure held against the latency cap. */
-export const MIN_LATENCY_SAMPLES = 20;
 const ERROR_PRIOR = 0.02;
 const ERROR_PRIOR_SAMPLES = 20;
 const FALLBACKS = 2;

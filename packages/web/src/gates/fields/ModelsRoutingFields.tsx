@@ -2,6 +2,7 @@
 import {
   ANALYSIS_PRESETS,
   AUTO_APPLY_MARGIN,
+  MIN_LATENCY_SAMPLES,
   OBSERVED_WINDOW_DAYS,
   type Weights,
 } from '@gatehouse/rules/architect';
@@ -31,8 +32,6 @@ const reanalysisLabels: Record<GateFormValues['reanalysisPeriod'], string> = {
   monthly: 'Monthly (once per UTC calendar month)',
   never: 'Never (only when you press Analyse)',
 };
-/** Minimum attempts the gateway must have seen before a model's observed p95 meets the latency cap. */
-const LATENCY_CAP_SAMPLES = 20;
 
 const share = (x: number) => `${Math.round(x * 100)}%`;
 const presetWeights = (w: Weights) =>
@@ -283,7 +282,7 @@ function ArchitectCapFields({ form }: { form: GateFormApi }) {
         form={form}
         name="maxLatencyMs"
         label="Max latency (ms)"
-        hint={`A whole number, 1 to ${formatCount(LIMITS.maxLatencyMs)}. A hard filter: a model whose p95 latency seen by this gateway (once ${LATENCY_CAP_SAMPLES} attempts are seen; the catalog's typical latency before that) is above it, or that has no latency figure, is never recommended. Blank: no cap.`}
+        hint={`A whole number, 1 to ${formatCount(LIMITS.maxLatencyMs)}. A hard filter: a model whose p95 latency seen by this gateway (once ${MIN_LATENCY_SAMPLES} attempts are seen; the catalog's typical latency before that) is above it, or that has no latency figure, is never recommended. Blank: no cap.`}
         step="1"
         min={1}
         max={LIMITS.maxLatencyMs}
