@@ -60,6 +60,9 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
       NODE_ENV: 'test',
       GATEHOUSE_OPEN_SIGNUP: '0',
       GATEHOUSE_WEB_DIST: webDist,
+      // The browser flows set reanalysis periods and auto-apply; the scheduler must not change
+      // their gates behind them (its own test runs two real processes: architect-processes).
+      GATEHOUSE_ARCHITECT_INTERVAL_MS: '0',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

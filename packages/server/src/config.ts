@@ -51,7 +51,12 @@ const envSchema = z.object({
   // Video: how long POST /v3/video waits before answering 202 with a job, and how long one
   // attempt (create, poll, download) may take in all.
   GATEHOUSE_ARCHITECT_MODEL: z.string().trim().min(1).max(200).optional(),
-  GATEHOUSE_ARCHITECT_INTERVAL_MS: z.coerce.number().int().min(1000).max(86_400_000).default(60_000),
+  // 0: this process runs no scheduled re-analysis (another process sharing the database may).
+  GATEHOUSE_ARCHITECT_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .refine((ms) => ms === 0 || (ms >= 1000 && ms <= 86_400_000), 'must be 0 (off) or 1000 to 86400000')
+    .default(60_000),
   GATEHOUSE_VIDEO_WAIT_MS: z.coerce.number().int().min(0).max(600_000).default(60_000),
   GATEHOUSE_VIDEO_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(600_000),
   GATEHOUSE_MAX_CHAT_BODY_BYTES: z.coerce

@@ -20,10 +20,11 @@ const db = await connectDatabase(config);
 const runtime = createRuntime(config);
 const app = createApp(config, runtime);
 const retention = scheduleRetention();
-const architect = scheduleArchitect(
-  { ...runtime.architect, spending: runtime.spending },
-  config.architect.intervalMs,
-);
+// GATEHOUSE_ARCHITECT_INTERVAL_MS=0: no scheduled re-analysis in this process.
+const architect =
+  config.architect.intervalMs > 0
+    ? scheduleArchitect({ ...runtime.architect, spending: runtime.spending }, config.architect.intervalMs)
+    : null;
 const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs } = config.http;
 const serverOptions: ServerOptions = {
   headersTimeout: headersTimeoutMs,
@@ -66,7 +67,7 @@ async function shutdown(signal: string) {
     http.closeIdleConnections();
   });
   await retention.stop();
-  await architect.stop();
+  await architect?.stop();
   // Queued log entries and spending are written before the database closes.
   await runtime.close();
   await db.close();

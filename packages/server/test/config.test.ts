@@ -41,3 +41,13 @@ describe('provider settings at start-up', () => {
     expect(ids).toEqual(expect.arrayContaining(['openai', 'anthropic', 'gemini', 'mistral', 'mock']));
   });
 });
+
+describe('the Architect’s settings', () => {
+  it('take 0 (no scheduled re-analysis in this process) or an interval from 1 s to a day', () => {
+    expect(loadConfig({}).architect).toEqual({ model: undefined, intervalMs: 60_000 });
+    expect(loadConfig({ GATEHOUSE_ARCHITECT_INTERVAL_MS: '0' }).architect.intervalMs).toBe(0);
+    expect(() => loadConfig({ GATEHOUSE_ARCHITECT_INTERVAL_MS: '500' })).toThrow(
+      /GATEHOUSE_ARCHITECT_INTERVAL_MS: must be 0 \(off\) or 1000 to 86400000/,
+    );
+  });
+});
