@@ -190,10 +190,13 @@ async function waitReady(base: string, child: ChildProcess) {
   throw new Error('the gateway did not become ready');
 }
 
-/** The gateway as `pnpm start` runs it (the built dist/main.mjs), ready to answer. */
-export async function startGateway(db: Database, upstreamPort: number) {
+/**
+ * The gateway as `pnpm start` runs it (the built dist/main.mjs, or another build for an A/B),
+ * ready to answer.
+ */
+export async function startGateway(db: Database, upstreamPort: number, entry = 'dist/main.mjs') {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--enable-source-maps', 'dist/main.mjs'], {
+  const child = spawn(process.execPath, ['--enable-source-maps', entry], {
     cwd: serverDir,
     env: {
       ...process.env,

@@ -2,6 +2,7 @@ import { migrationsDir } from '../config.ts';
 import { PrismaClient } from '../generated/prisma/client.ts';
 import { openPglite, openPostgres, type SqlDriver } from './driver.ts';
 import { migrate } from './migrate.ts';
+import { isNewDataDir } from './pgliteThread.ts';
 
 export type Database = { prisma: PrismaClient; driver: SqlDriver; close(): Promise<void> };
 
@@ -25,16 +26,32 @@ export function sql(): SqlDriver {
   return driver;
 }
 
+/**
+ * Creates a new data directory and migrates it on a database thread that then ends. PostgreSQL's
+ * initdb grows PGlite's WebAssembly memory to some 600 MB, and WebAssembly memory never shrinks:
+ * only the end of its thread gives it back. The thread that serves opens the finished directory.
+ */
+async function installPglite(dataDir: string): Promise<void> {
+  const installer = await openPglite(dataDir);
+  try {
+    await migrate(installer, migrationsDir);
+  } finally {
+    await installer.close();
+  }
+}
+
 export async function connectDatabase(opts: {
   databaseUrl?: string | undefined;
   dataDir: string;
   migrate?: boolean;
   schema?: string;
 }): Promise<Database> {
+  const migrating = opts.migrate !== false;
+  if (!opts.databaseUrl && migrating && isNewDataDir(opts.dataDir)) await installPglite(opts.dataDir);
   const sql = opts.databaseUrl
     ? await openPostgres(opts.databaseUrl, opts.schema)
     : await openPglite(opts.dataDir);
-  if (opts.migrate !== false) await migrate(sql, migrationsDir);
+  if (migrating) await migrate(sql, migrationsDir);
   const client = new PrismaClient({ adapter: sql.adapter });
   prisma = client;
   driver = sql;

@@ -6,6 +6,8 @@
  * batch of log entries held every request up for its whole duration. Here the statements run on
  * the other core while requests go on.
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { messages, type PGlite, type PGliteOptions, type Results } from '@electric-sql/pglite';
 
@@ -57,6 +59,10 @@ export type PGliteThread = Pick<PGlite, 'query' | 'exec' | 'transaction' | 'clos
   /** Runs the statements in one transaction inside the database thread: no round trip between them. */
   batch(statements: { sql: string; params: unknown[] }[]): Promise<void>;
 };
+
+/** A data directory PGlite has not created yet (in memory, it is created every time). */
+export const isNewDataDir = (dataDir: string) =>
+  !dataDir.includes('://') && !existsSync(path.join(dataDir, 'PG_VERSION'));
 
 export async function openPgliteThread(dataDir: string, options: PGliteOptions): Promise<PGliteThread> {
   const worker = new Worker(new URL('./pglite-worker.mjs', import.meta.url), {
