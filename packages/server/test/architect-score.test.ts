@@ -173,6 +173,44 @@ describe('the Architect’s score', () => {
     expect(luckyScore?.facts.latencySource).toBe('blended');
   });
 
+  it('a model with no catalog price has no cost figure, whatever its traffic, and cannot pass a cost cap', () => {
+    const models = [
+      fact('a/priced'),
+      fact('b/unpriced', { inputPricePerMTok: null, outputPricePerMTok: null }),
+    ].map((f) => ({ fact: f, observed: undefined, deprecated: false }));
+    // The gateway priced b/unpriced's answers at 0 (no price known): that is not a cost of 0.
+    const seen = [observed('b/unpriced', 50, { costPer1kTokens: 0, meanCostUsd: 0 })];
+    const result = run(
+      { candidates: models, weights: { cost: 1, latency: 0, quality: 0 }, maxCostPer1kTokens: 0.0001 },
+      seen,
+    );
+    expect(result.scores.find((s) => s.model === 'b/unpriced')?.excludedBecause).toBe(
+      'has no known price to hold against the cost cap',
+    );
+    const uncapped = run({ candidates: models, weights: { cost: 1, latency: 0, quality: 0 } }, seen);
+    expect(uncapped.primary).toBe('a/priced');
+    expect(uncapped.scores.find((s) => s.model === 'b/unpriced')?.facts.costSource).toBe('unknown');
+  });
+
+  it('without a catalog latency, fewer than 20 attempts give no latency figure: 3 quick requests do not beat 3,000 measured', () => {
+    const models = [
+      fact('a/lucky', { typicalLatencyMs: null }),
+      fact('b/proven', { typicalLatencyMs: null }),
+    ].map((f) => ({ fact: f, observed: undefined, deprecated: false }));
+    const seen = [observed('a/lucky', 3, { p95Ms: 150 }), observed('b/proven', 3000, { p95Ms: 900 })];
+    const result = run({ candidates: models, weights: { cost: 0, latency: 1, quality: 0 } }, seen);
+    expect(result.primary).toBe('b/proven');
+    expect(result.scores.find((s) => s.model === 'a/lucky')?.facts.latencySource).toBe('unknown');
+    const capped = run(
+      { candidates: models, weights: { cost: 0, latency: 1, quality: 0 }, maxLatencyMs: 1000 },
+      seen,
+    );
+    expect(capped.scores.find((s) => s.model === 'a/lucky')?.excludedBecause).toBe(
+      'has no latency figure to hold against the latency cap',
+    );
+    expect(capped.primary).toBe('b/proven');
+  });
+
   it('a needed capability the catalog says a model lacks excludes it; an unknown one does not', () => {
     const models = [
       fact('a/blind', {

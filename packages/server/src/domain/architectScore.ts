@@ -130,19 +130,23 @@ export function scoreModels(input: ScoreInput): ScoreResult {
   const rows: Row[] = input.candidates.map(({ fact, observed, deprecated }) => {
     const n = observed?.attempts ?? 0;
     const catalog = catalogCost(fact, taskType, input.inputShare);
-    const cost = TOKEN_PRICED.has(taskType)
-      ? blend(catalog.value, observed?.costPer1kTokens ?? null, observed?.answered ?? 0)
-      : ({ value: catalog.value, source: catalog.value === null ? 'unknown' : 'catalog' } as const);
-    const latency = blend(fact.typicalLatencyMs, observed?.p95Ms ?? null, n);
+    // Observed cost is priced from the catalog here too: a model with no price has no cost figure.
+    const cost =
+      TOKEN_PRICED.has(taskType) && catalog.value !== null
+        ? blend(catalog.value, observed?.costPer1kTokens ?? null, observed?.answered ?? 0)
+        : ({ value: catalog.value, source: catalog.value === null ? 'unknown' : 'catalog' } as const);
+    // Observed latency counts once enough was seen; below that it only moves a catalog figure.
+    const seenEnough = observed !== undefined && n >= MIN_LATENCY_SAMPLES && observed.p95Ms !== null;
+    const latency =
+      fact.typicalLatencyMs !== null || seenEnough
+        ? blend(fact.typicalLatencyMs, observed?.p95Ms ?? null, n)
+        : ({ value: null, source: 'unknown' } as const);
     // The cap is held to what was seen when enough was seen, to the catalog otherwise.
-    const capLatency =
-      observed && n >= MIN_LATENCY_SAMPLES && observed.p95Ms !== null
-        ? { value: observed.p95Ms, what: `observed p95 over ${n} attempts` }
-        : fact.typicalLatencyMs !== null
-          ? { value: fact.typicalLatencyMs, what: 'catalog typical latency' }
-          : observed?.p95Ms != null
-            ? { value: observed.p95Ms, what: `observed p95 over ${n} attempts` }
-            : null;
+    const capLatency = seenEnough
+      ? { value: observed.p95Ms as number, what: `observed p95 over ${n} attempts` }
+      : fact.typicalLatencyMs !== null
+        ? { value: fact.typicalLatencyMs, what: 'catalog typical latency' }
+        : null;
     const quality = fact.quality[input.qualityKind];
     const errorRate = n > 0 ? (observed?.errors ?? 0) / n : null;
     const smoothedErrors =
