@@ -15,7 +15,8 @@ import { useTestApp } from './support/app.ts';
 import { answerOf, chat, say } from './support/chat.ts';
 import { createGate, signUpUser } from './support/factories.ts';
 
-const app = useTestApp();
+// Attempts time out after 1 s, so a timed-out (and so charged) attempt is quick to make.
+const app = useTestApp({ GATEHOUSE_ATTEMPT_TIMEOUT_MS: '1000' });
 const DAY_MS = 86_400_000;
 const window = () => ({ since: new Date(Date.now() - DAY_MS), until: new Date(Date.now() + 60_000) });
 
@@ -72,6 +73,41 @@ describe('observed figures per model', () => {
     const rebuilt = await observedModels(user.id, window());
     expect(rebuilt.get('mock/fast')).toEqual(fast);
     expect(rebuilt.get('mock/smart')).toEqual(smart);
+  });
+
+  it('charge a timed-out attempt to its own model, and the answer’s cost alone to the model that answered', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, {
+      model: 'mock/fast',
+      routingStrategy: 'fallback',
+      fallbackModels: ['mock/smart'],
+    });
+    const res = await chat(app, user, gate.id, { messages: say('[mock:timeout@mock/fast] hi') });
+    const answer = await answerOf(res);
+    await app.runtime.logs.drain();
+    const [entry] = await app.db.driver.query<{
+      cost_usd: string;
+      attempts: { model: string; costUsd?: number }[];
+    }>('SELECT cost_usd, attempts FROM log_entries WHERE id = $1', [answer.id]);
+    const charged = entry?.attempts.find((a) => a.model === 'mock/fast')?.costUsd ?? 0;
+    expect(charged).toBeGreaterThan(0);
+    const seen = await observedModels(user.id, window());
+    expect(seen.get('mock/fast')).toMatchObject({ attempts: 1, errors: 1, answered: 0 });
+    const rows = await app.db.driver.query<{ model: string; cost: string }>(
+      'SELECT model, cost_usd AS cost FROM model_rollups WHERE user_id = $1 ORDER BY model',
+      [user.id],
+    );
+    const costOf = (model: string) => Number(rows.find((r) => r.model === model)?.cost);
+    expect(costOf('mock/fast')).toBeCloseTo(charged, 8);
+    expect(costOf('mock/smart')).toBeCloseTo(Number(entry?.cost_usd) - charged, 8);
+    expect(costOf('mock/smart')).toBeGreaterThan(0);
+    // The rebuild from the entries agrees.
+    await rebuildModelRollups([user.id]);
+    const rebuilt = await app.db.driver.query<{ model: string; cost: string }>(
+      'SELECT model, cost_usd AS cost FROM model_rollups WHERE user_id = $1 ORDER BY model',
+      [user.id],
+    );
+    expect(rebuilt).toEqual(rows);
   });
 
   it('expire with the plan’s log retention', async () => {

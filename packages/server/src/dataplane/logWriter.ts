@@ -204,9 +204,13 @@ function modelRollupsOf(rows: Queued[]): ModelRollup[] {
       (group.hist[latencyBucketOf(attempt.latencyMs)] as number) += 1;
       if (!attempt.ok) {
         group.errors += 1;
+        // What a failed attempt was charged is its own model's cost.
+        if (attempt.costUsd) group.costs.push(attempt.costUsd);
         continue;
       }
+      // The entry's cost less what its failed attempts were charged: the answer's own.
       group.costs.push(row.cost_usd);
+      for (const other of row.attempts) if (!other.ok && other.costUsd) group.costs.push(-other.costUsd);
       group.prompt_tokens += Number(row.prompt_tokens);
       group.completion_tokens += Number(row.completion_tokens);
     }
@@ -218,13 +222,20 @@ function modelRollupsOf(rows: Queued[]): ModelRollup[] {
 function attemptsOf(entry: LogEntryData): Queued['attempts'] {
   if (!Array.isArray(entry.attempts) || entry.attempts.length === 0) return undefined;
   const out: NonNullable<Queued['attempts']> = [];
-  for (const a of entry.attempts as { model?: unknown; ok?: unknown; latencyMs?: unknown }[]) {
+  for (const a of entry.attempts as {
+    model?: unknown;
+    ok?: unknown;
+    latencyMs?: unknown;
+    costUsd?: unknown;
+  }[]) {
     if (typeof a?.model !== 'string') continue;
     const latency = Number(a.latencyMs);
+    const cost = Number(a.costUsd);
     out.push({
       model: a.model,
       ok: a.ok === true,
       latencyMs: Number.isFinite(latency) && latency > 0 ? Math.round(latency) : 0,
+      costUsd: Number.isFinite(cost) && cost > 0 ? cost : 0,
     });
   }
   return out.length > 0 ? out : undefined;
@@ -269,7 +280,7 @@ type Queued = {
   prompt_tokens: unknown;
   completion_tokens: unknown;
   /** The models tried, for the per-model totals. */
-  attempts?: { model: string; ok: boolean; latencyMs: number }[] | undefined;
+  attempts?: { model: string; ok: boolean; latencyMs: number; costUsd: number }[] | undefined;
   /** The answer's files, written after the entry; absent when it carried none. */
   media?: StoredMedia[];
 };

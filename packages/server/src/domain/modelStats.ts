@@ -127,7 +127,7 @@ export async function rebuildModelRollups(userIds: string[]): Promise<void> {
 
 const MODEL_ROLLUPS_FROM_ENTRIES = `INSERT INTO "model_rollups" ("user_id", "gate_id", "model", "hour", "attempts", "errors", "cost_usd", "latency_ms_sum", "latency_hist", "prompt_tokens", "completion_tokens")
 SELECT user_id, gate_id, model, hour, count(*)::int, count(*) FILTER (WHERE NOT ok)::int,
-  coalesce(sum(cost_usd) FILTER (WHERE ok), 0), sum(latency),
+  coalesce(sum(cost), 0), sum(latency),
   ARRAY[
     count(*) FILTER (WHERE latency < 100)::int,
     count(*) FILTER (WHERE latency >= 100 AND latency < 200)::int,
@@ -152,7 +152,14 @@ FROM (
   SELECT l.user_id, l.gate_id, a->>'model' AS model,
          date_trunc('hour', l.created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
          coalesce((a->>'ok')::boolean, false) AS ok, greatest(coalesce((a->>'latencyMs')::numeric, 0), 0)::bigint AS latency,
-         l.cost_usd, l.prompt_tokens, l.completion_tokens
+         -- The answer's model: the entry's cost less what the failed attempts were charged; a failed
+         -- attempt: what it was charged.
+         CASE WHEN coalesce((a->>'ok')::boolean, false)
+              THEN l.cost_usd - coalesce((SELECT sum(greatest(coalesce((f->>'costUsd')::numeric, 0), 0))
+                                          FROM jsonb_array_elements(l.attempts) f
+                                          WHERE NOT coalesce((f->>'ok')::boolean, false)), 0)
+              ELSE greatest(coalesce((a->>'costUsd')::numeric, 0), 0) END AS cost,
+         l.prompt_tokens, l.completion_tokens
   FROM log_entries l
   CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(l.attempts) = 'array' THEN l.attempts ELSE '[]'::jsonb END) a
   WHERE l.user_id = ANY($1::uuid[]) AND l.gate_id IS NOT NULL AND jsonb_typeof(a->'model') = 'string'
