@@ -130,20 +130,38 @@ describe('scheduled re-analysis', () => {
     expect(await jobsOf(reviewOnly.id)).toHaveLength(2);
   });
 
-  it('takes over a job whose process died while running it', async () => {
+  it('takes over a job whose process died while running it, and leaves a slow process nothing to finish', async () => {
     const user = await signUpUser(app);
     const gate = await createGate(app, user, { model: 'mock/smart', reanalysisPeriod: 'monthly' });
-    const now = new Date('2026-12-05T10:00:00Z');
+    const now = new Date();
+    const periodStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+    // Claimed an hour ago by a process that never came back.
     await prisma.architectJob.create({
-      data: {
-        gateId: gate.id,
-        userId: user.id,
-        periodStart: new Date('2026-12-01T00:00:00Z'),
-        claimedAt: new Date(now.getTime() - 3_600_000),
-      },
+      data: { gateId: gate.id, userId: user.id, periodStart, claimedAt: new Date(now.getTime() - 3_600_000) },
     });
     await runDueAnalyses(deps(), now);
     const [job] = await jobsOf(gate.id);
     expect(job).toMatchObject({ status: 'done', tries: 2 });
+  });
+
+  it('retries a failed job after a while, within its period', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, { model: 'mock/smart', reanalysisPeriod: 'daily' });
+    const now = new Date();
+    const periodStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+    await prisma.architectJob.create({
+      data: {
+        gateId: gate.id,
+        userId: user.id,
+        periodStart,
+        status: 'failed',
+        error: 'the database went away',
+        claimedAt: new Date(now.getTime() - 3_600_000),
+        finishedAt: new Date(now.getTime() - 3_600_000),
+      },
+    });
+    await runDueAnalyses(deps(), now);
+    const [job] = await jobsOf(gate.id);
+    expect(job).toMatchObject({ status: 'done', tries: 2, error: null });
   });
 });
