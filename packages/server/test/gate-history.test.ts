@@ -160,6 +160,23 @@ describe('gate history', () => {
     expect(await settingsOf(user, gate.id)).toEqual(v2.settings);
   });
 
+  it('keeps the settings of a gate made before history was kept as version 1, so its first change can be rolled back', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, { model: 'mock/smart', temperature: 0.3 });
+    const original = await settingsOf(user, gate.id);
+    // As the migration leaves a gate that existed before it: no versions.
+    await app.db.driver.query('DELETE FROM gate_versions WHERE gate_id = $1', [gate.id]);
+    await patched(user, gate.id, { model: 'mock/fast' });
+    const { versions } = await history(user, gate.id);
+    expect(versions.map((v) => [v.version, v.changedFields])).toEqual([
+      [2, ['model']],
+      [1, []],
+    ]);
+    const res = await rollback(user, gate.id, { versionId: versions[1]?.id });
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(await settingsOf(user, gate.id)).toEqual(original);
+  });
+
   it('rolls an agent gate back to when it was standard', async () => {
     const user = await signUpUser(app);
     const gate = await createGate(app, user);

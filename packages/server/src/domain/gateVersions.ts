@@ -63,11 +63,29 @@ export async function recordGateVersion(tx: Prisma.TransactionClient, r: Version
       : changedFields(r.before, r.after);
   if (fields.length === 0 && r.by.kind !== 'rollback') return;
   const last = await tx.gateVersion.aggregate({ where: { gateId: r.gateId }, _max: { version: true } });
+  let version = (last._max.version ?? 0) + 1;
+  if (version === 1 && r.before !== null) {
+    // A gate made before history was kept: its settings before this change become version 1
+    // (no fields changed, no actor), so the first change can be rolled back too.
+    await tx.gateVersion.create({
+      data: {
+        gateId: r.gateId,
+        userId: r.userId,
+        version: 1,
+        changedBy: 'user',
+        actorUserId: null,
+        rolledBackTo: null,
+        changedFields: [],
+        settings: snapshotOf(r.before) as Prisma.InputJsonObject,
+      },
+    });
+    version = 2;
+  }
   await tx.gateVersion.create({
     data: {
       gateId: r.gateId,
       userId: r.userId,
-      version: (last._max.version ?? 0) + 1,
+      version,
       changedBy: r.by.kind,
       actorUserId: r.by.kind === 'architect' ? null : r.userId,
       rolledBackTo: r.by.kind === 'rollback' ? r.by.versionId : null,
