@@ -8,6 +8,7 @@
  */
 import type { QualityKind } from '@gatehouse/rules/architect';
 import { GATE_DEFAULTS, TASK_SUBTYPES, TASK_TYPES, type TaskType } from '@gatehouse/rules/gate';
+import { z } from 'zod';
 import type { DataPlane } from '../dataplane/chat.ts';
 import type { ChatRequest } from '../dataplane/request.ts';
 import { type Gate, Prisma } from '../generated/prisma/client.ts';
@@ -120,6 +121,13 @@ const READING_SCHEMA = {
   },
 } as const;
 
+const READING = z.object({
+  taskType: z.enum(TASK_TYPES),
+  taskSubtype: z.enum(TASK_SUBTYPES).nullable(),
+  capabilities: z.array(z.enum(CAPABILITIES)),
+  enhancedDescription: z.string(),
+});
+
 const READING_PROMPT = `You configure an AI gateway. Read the description of what an application will send to a model and answer with JSON:
 - taskType: one of ${TASK_TYPES.join(', ')};
 - taskSubtype: code, reasoning or realtime when the task is mostly that, else null;
@@ -190,17 +198,21 @@ export async function readDescription(
       architectGate(userId, reader.model),
       () => request,
     );
-    const read = JSON.parse(outcome.completion.content ?? '') as {
-      taskType: TaskType;
-      taskSubtype: TaskSubtype | null;
-      capabilities: Capability[];
-      enhancedDescription: string;
-    };
+    // A model that does not keep to the schema is caught here, and the rules read instead.
+    const parsed = READING.safeParse(JSON.parse(outcome.completion.content ?? ''));
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new Error(
+        `its answer does not match the schema: ${issue?.path.join('.') || 'answer'} ${issue?.message ?? ''}`,
+      );
+    }
+    const read = parsed.data;
     const taskType = given.taskType ?? read.taskType;
     return {
       taskType,
       taskSubtype:
-        given.taskSubtype !== undefined ? given.taskSubtype : taskType === 'chat' ? read.taskSubtype : null,
+        // A stored gate's null subtype is "not set": the model's reading may fill it.
+        given.taskSubtype ?? (taskType === 'chat' ? read.taskSubtype : null),
       capabilities: taskType === 'chat' ? [...new Set(read.capabilities)] : [],
       enhancedDescription: read.enhancedDescription.trim().slice(0, 2000) || rules.enhancedDescription,
       readBy: 'model',
