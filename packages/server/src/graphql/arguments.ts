@@ -15,3 +15,24 @@ export async function userInput<T>(run: () => Promise<T>): Promise<T> {
     throw error;
   }
 }
+
+/**
+ * A forward-only page as a Relay connection: each item with its cursor, and whether more lie
+ * beyond it (a page reached with `after` has some before it).
+ */
+export function forwardConnection<T>(
+  page: { items: T[]; hasMore: boolean },
+  cursorOf: (item: T) => string,
+  after: string | null | undefined,
+) {
+  const edges = page.items.map((node) => ({ node, cursor: cursorOf(node) }));
+  return {
+    edges,
+    pageInfo: {
+      hasNextPage: page.hasMore,
+      hasPreviousPage: Boolean(after),
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+    },
+  };
+}

@@ -24,7 +24,7 @@ import {
   type SubGateWithGate,
   visibleToolsOf,
 } from '../../domain/subGates.ts';
-import { userInput } from '../arguments.ts';
+import { forwardConnection, userInput } from '../arguments.ts';
 import { builder } from '../builder.ts';
 import { countRows, requireActor } from '../context.ts';
 import { SessionStatus } from './enums.ts';
@@ -125,16 +125,7 @@ const AgentSessionRef = builder.objectRef<SessionState>('AgentSession').implemen
             ...(args.first != null && { limit: args.first }),
             ...(args.after && { cursor: args.after }),
           });
-          const edges = page.items.map((node) => ({ node, cursor: encodeCursor(node.createdAt, node.id) }));
-          return {
-            edges,
-            pageInfo: {
-              hasNextPage: page.hasMore,
-              hasPreviousPage: Boolean(args.after),
-              startCursor: edges[0]?.cursor ?? null,
-              endCursor: edges.at(-1)?.cursor ?? null,
-            },
-          };
+          return forwardConnection(page, (node) => encodeCursor(node.createdAt, node.id), args.after);
         }),
     }),
   }),
@@ -168,16 +159,7 @@ builder.queryFields((t) => ({
           }
           throw error;
         });
-        const edges = page.items.map((node) => ({ node, cursor: sessionCursor(node) }));
-        return {
-          edges,
-          pageInfo: {
-            hasNextPage: page.hasMore,
-            hasPreviousPage: Boolean(args.after),
-            startCursor: edges[0]?.cursor ?? null,
-            endCursor: edges.at(-1)?.cursor ?? null,
-          },
-        };
+        return forwardConnection(page, sessionCursor, args.after);
       }),
   }),
   session: t.field({

@@ -4,7 +4,7 @@
  */
 import { ConflictError, NotFoundError, ValidationError } from '../../domain/errors.ts';
 import { type GateVersionEntry, gateHistory, rollbackGate } from '../../domain/gateHistory.ts';
-import { userInput } from '../arguments.ts';
+import { forwardConnection, userInput } from '../arguments.ts';
 import { builder } from '../builder.ts';
 import { countRows, requireActor } from '../context.ts';
 import { GateChangedBy } from './enums.ts';
@@ -70,16 +70,7 @@ builder.objectFields(GateRef, (t) => ({
           ...(args.first != null && { limit: args.first }),
           ...(args.after && { cursor: args.after }),
         });
-        const edges = page.items.map((node) => ({ node, cursor: node.id }));
-        return {
-          edges,
-          pageInfo: {
-            hasNextPage: page.hasMore,
-            hasPreviousPage: Boolean(args.after),
-            startCursor: edges[0]?.cursor ?? null,
-            endCursor: edges.at(-1)?.cursor ?? null,
-          },
-        };
+        return forwardConnection(page, (node) => node.id, args.after);
       }),
   }),
 }));

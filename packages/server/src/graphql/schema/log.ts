@@ -11,7 +11,7 @@ import {
   logQuerySchema,
   logSeries,
 } from '../../domain/logs.ts';
-import { userInput } from '../arguments.ts';
+import { forwardConnection, userInput } from '../arguments.ts';
 import { builder } from '../builder.ts';
 import { countRows, requireActor } from '../context.ts';
 import { LogSeriesBucket, LogStatus } from './enums.ts';
@@ -172,16 +172,7 @@ builder.queryFields((t) => ({
           ...(args.since && { since: iso(args.since) }),
           ...(args.until && { until: iso(args.until) }),
         });
-        const edges = page.items.map((node) => ({ node, cursor: encodeCursor(node.createdAt, node.id) }));
-        return {
-          edges,
-          pageInfo: {
-            hasNextPage: page.hasMore,
-            hasPreviousPage: Boolean(args.after),
-            startCursor: edges[0]?.cursor ?? null,
-            endCursor: edges.at(-1)?.cursor ?? null,
-          },
-        };
+        return forwardConnection(page, (node) => encodeCursor(node.createdAt, node.id), args.after);
       }),
   }),
   log: t.field({
