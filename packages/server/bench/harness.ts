@@ -194,9 +194,14 @@ async function waitReady(base: string, child: ChildProcess) {
  * The gateway as `pnpm start` runs it (the built dist/main.mjs, or another build for an A/B),
  * ready to answer.
  */
-export async function startGateway(db: Database, upstreamPort: number, entry = 'dist/main.mjs') {
+export async function startGateway(
+  db: Database,
+  upstreamPort: number,
+  entry = 'dist/main.mjs',
+  nodeArgs: string[] = [],
+) {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--enable-source-maps', entry], {
+  const child = spawn(process.execPath, ['--enable-source-maps', ...nodeArgs, entry], {
     cwd: serverDir,
     env: {
       ...process.env,

@@ -4,9 +4,13 @@
  * PGlite's class and fields (Prisma maps them by both), transactions commit or roll back whole,
  * and a caller's own parsers still apply.
  */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { messages } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPgliteThread, type PGliteThread } from '../src/db/pgliteThread.ts';
+import { isNewDataDir, openPgliteThread, type PGliteThread } from '../src/db/pgliteThread.ts';
 
 let db: PGliteThread;
 
@@ -100,5 +104,29 @@ describe('the embedded database on its own thread', () => {
     const other = await openPgliteThread('memory://', {});
     await other.close();
     await expect(other.query('SELECT 1')).rejects.toThrow(/database thread exited/);
+  });
+
+  it('creates a new data directory in a child process that is gone once it is closed', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gh-install-'));
+    const children = () =>
+      execFileSync('ps', ['-o', 'pid=', '--ppid', String(process.pid)], { encoding: 'utf8' })
+        .split('\n')
+        .filter((line) => line.trim() !== '' && !line.includes('ps'));
+    try {
+      const before = children().length;
+      const installer = await openPgliteThread(dir, {}, { process: true });
+      expect(children().length).toBe(before + 1);
+      await installer.exec('CREATE TABLE kept (id integer)');
+      await installer.query('INSERT INTO kept VALUES (7)');
+      await installer.close();
+      expect(children().length).toBe(before);
+      expect(isNewDataDir(dir)).toBe(false);
+      // What it wrote is there for the thread that serves.
+      const server = await openPgliteThread(dir, {});
+      expect((await server.query('SELECT id FROM kept')).rows).toEqual([{ id: 7 }]);
+      await server.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -27,12 +27,14 @@ export function sql(): SqlDriver {
 }
 
 /**
- * Creates a new data directory and migrates it on a database thread that then ends. PostgreSQL's
- * initdb grows PGlite's WebAssembly memory to some 600 MB, and WebAssembly memory never shrinks:
- * only the end of its thread gives it back. The thread that serves opens the finished directory.
+ * Creates a new data directory and migrates it in a child process that then ends. PostgreSQL's
+ * initdb grows PGlite's WebAssembly memory to some 600 MB, and WebAssembly memory never shrinks;
+ * on a thread that then ended, ~140 MB of what it freed stayed with this process (glibc keeps
+ * freed memory), where a process's end gives all of it back. The thread that serves opens the
+ * finished directory.
  */
 async function installPglite(dataDir: string): Promise<void> {
-  const installer = await openPglite(dataDir);
+  const installer = await openPglite(dataDir, { process: true });
   try {
     await migrate(installer, migrationsDir);
   } finally {

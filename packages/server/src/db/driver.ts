@@ -16,11 +16,11 @@ export type SqlDriver = {
   close(): Promise<void>;
 };
 
-export async function openPglite(dataDir: string): Promise<SqlDriver> {
+export async function openPglite(dataDir: string, where: { process?: boolean } = {}): Promise<SqlDriver> {
   // PostgreSQL's default 128 MB of shared buffers would sit in this process's memory for good;
   // the operating system's file cache backs a smaller pool just as well for a gateway's load.
   // It runs on a thread of its own (pgliteThread.ts), so its statements never block a request.
-  const db = await openPgliteThread(dataDir, { postgresqlconf: ['shared_buffers=16MB'] });
+  const db = await openPgliteThread(dataDir, { postgresqlconf: ['shared_buffers=16MB'] }, where);
   return {
     kind: 'pglite',
     exec: async (sql) => {

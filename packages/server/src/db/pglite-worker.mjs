@@ -3,10 +3,18 @@
 // thread instead of on it, so a batch of log entries being written never holds up a request.
 // Plain JavaScript, so it starts the same under tsx, vitest and the built server.
 // The other side of the conversation is pgliteThread.ts; messages are {id, op, ...}.
+// The same file also runs as a child process (forked, with the data directory and options as its
+// argument), for work whose memory must leave with it: a new data directory's initdb.
 import { parentPort, workerData } from 'node:worker_threads';
 import { messages, PGlite } from '@electric-sql/pglite';
 
-const { dataDir, options } = workerData;
+const port = parentPort ?? {
+  postMessage: (message) => process.send(message),
+  on: (event, listener) => process.on(event, listener),
+};
+// A forked process ends with its parent's channel, whatever the parent did.
+if (!parentPort) process.on('disconnect', () => process.exit(0));
+const { dataDir, options } = workerData ?? JSON.parse(process.argv[2]);
 /** Open transactions by id: the tx handle and the function that lets its callback return. */
 const transactions = new Map();
 let nextTransaction = 1;
@@ -60,11 +68,11 @@ function begin(id) {
     open.handle = handle;
     transactions.set(tx, open);
     answered = true;
-    parentPort.postMessage({ id, ok: true, result: tx });
+    port.postMessage({ id, ok: true, result: tx });
     await released;
   });
   open.done.catch((error) => {
-    if (!answered) parentPort.postMessage({ id, ok: false, error: errorOf(error) });
+    if (!answered) port.postMessage({ id, ok: false, error: errorOf(error) });
   });
 }
 
@@ -105,16 +113,16 @@ async function handle(msg) {
 
 try {
   db = await PGlite.create(dataDir, options);
-  parentPort.postMessage({ ready: true });
+  port.postMessage({ ready: true });
 } catch (error) {
-  parentPort.postMessage({ ready: false, error: errorOf(error) });
+  port.postMessage({ ready: false, error: errorOf(error) });
 }
 
-parentPort.on('message', (msg) => {
+port.on('message', (msg) => {
   handle(msg).then(
     (result) => {
-      if (result !== NO_REPLY) parentPort.postMessage({ id: msg.id, ok: true, result });
+      if (result !== NO_REPLY) port.postMessage({ id: msg.id, ok: true, result });
     },
-    (error) => parentPort.postMessage({ id: msg.id, ok: false, error: errorOf(error) }),
+    (error) => port.postMessage({ id: msg.id, ok: false, error: errorOf(error) }),
   );
 });

@@ -6,8 +6,10 @@
  * batch of log entries held every request up for its whole duration. Here the statements run on
  * the other core while requests go on.
  */
+import { fork } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { messages, type PGlite, type PGliteOptions, type Results } from '@electric-sql/pglite';
 
@@ -64,12 +66,59 @@ export type PGliteThread = Pick<PGlite, 'query' | 'exec' | 'transaction' | 'clos
 export const isNewDataDir = (dataDir: string) =>
   !dataDir.includes('://') && !existsSync(path.join(dataDir, 'PG_VERSION'));
 
-export async function openPgliteThread(dataDir: string, options: PGliteOptions): Promise<PGliteThread> {
-  const worker = new Worker(new URL('./pglite-worker.mjs', import.meta.url), {
-    workerData: { dataDir, options },
-    // The worker is plain JavaScript: it needs none of the parent's loaders (tsx).
+/** What the conversation needs of a thread or a child process. */
+type Listener = Parameters<Worker['on']>[1];
+type Peer = {
+  postMessage(message: unknown): void;
+  on(event: string, listener: Listener): unknown;
+  once(event: string, listener: Listener): unknown;
+  off(event: string, listener: Listener): unknown;
+  terminate(): Promise<unknown>;
+};
+
+const WORKER = new URL('./pglite-worker.mjs', import.meta.url);
+/** The database thread's JavaScript is little more than messages in and out (V8's default: 48 MB). */
+const YOUNG_GENERATION_MB = 8;
+
+function startPeer(dataDir: string, options: PGliteOptions, inProcess: boolean): Peer {
+  // The worker is plain JavaScript: it needs none of the parent's loaders (tsx).
+  if (inProcess)
+    return new Worker(WORKER, {
+      workerData: { dataDir, options },
+      execArgv: [],
+      resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
+    });
+  const child = fork(fileURLToPath(WORKER), [JSON.stringify({ dataDir, options })], {
     execArgv: [],
+    serialization: 'advanced',
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
+  return {
+    postMessage: (message) => {
+      child.send(message as never);
+    },
+    on: (event, listener) => child.on(event, listener),
+    once: (event, listener) => child.once(event, listener),
+    off: (event, listener) => child.off(event, listener),
+    terminate: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.disconnect();
+      await exited;
+    },
+  };
+}
+
+/**
+ * The database on a thread of this process, or with `process: true` in a child process of its own
+ * (what it allocated leaves with it: a new directory's initdb grows PGlite's memory for good).
+ */
+export async function openPgliteThread(
+  dataDir: string,
+  options: PGliteOptions,
+  where: { process?: boolean } = {},
+): Promise<PGliteThread> {
+  const worker = startPeer(dataDir, options, where.process !== true);
   const waiting = new Map<number, { resolve(v: unknown): void; reject(e: Error): void; sql?: string }>();
   let nextId = 1;
   let exited: Error | null = null;
@@ -82,13 +131,17 @@ export async function openPgliteThread(dataDir: string, options: PGliteOptions):
       onReady = (m) => (m.ready ? resolve() : reject(toError(m.error as WireError)));
       onError = reject;
       onExit = (code) => reject(new Error(`the database thread exited (code ${code}) while opening`));
-      worker.once('message', onReady).once('error', onError).once('exit', onExit);
+      worker.once('message', onReady);
+      worker.once('error', onError);
+      worker.once('exit', onExit);
     });
   } catch (error) {
     await worker.terminate();
     throw error;
   } finally {
-    worker.off('message', onReady).off('error', onError).off('exit', onExit);
+    worker.off('message', onReady);
+    worker.off('error', onError);
+    worker.off('exit', onExit);
   }
   worker.on('message', (reply: Reply) => {
     const call = waiting.get(reply.id);
