@@ -1,4 +1,5 @@
 import type { ServerOptions } from 'node:http';
+import { setFlagsFromString } from 'node:v8';
 import { serve } from '@hono/node-server';
 import { createApp } from './app.ts';
 import { loadConfig } from './config.ts';
@@ -7,6 +8,14 @@ import { scheduleArchitect } from './domain/architectJobs.ts';
 import { scheduleRetention } from './domain/retention.ts';
 import { answerClientError } from './http/errors.ts';
 import { createRuntime } from './runtime.ts';
+
+// V8 lets the old generation grow to several times what survived the last full collection before
+// collecting again; under load the garbage promoted from each request piles up to ~200 MB on a
+// live heap of ~45 MB. Growing it by a fifth instead keeps the peak near the live heap, for a full
+// collection (~7 ms, mostly concurrent) about once a second at saturation. Measured: peak RSS
+// under load 537–555 → 358–392 MB (PGlite), 400 → 262 MB (PostgreSQL), throughput unchanged.
+// Set here rather than on the command line so every way of starting the server has it.
+setFlagsFromString('--heap-growing-percent=20');
 
 let config: ReturnType<typeof loadConfig>;
 try {
