@@ -5,56 +5,24 @@ import { describe, expect, it, vi } from 'vitest';
 import { Route, Router } from 'wouter';
 import { memoryLocation } from 'wouter/memory-location';
 import { GatePage } from './GatePage.tsx';
+import { storedGate as baseGate } from './storedGate.testing.ts';
 
 const GATE_ID = '3c1d2e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f';
 
+/** The gate these tests analyse: a fallback gate on mock/smart with a cost cap. */
 function storedGate(overrides: Record<string, unknown> = {}) {
-  return {
-    __typename: 'Gate',
+  return baseGate({
     id: GATE_ID,
     name: 'Ticket triage',
     description: 'sort support tickets',
-    autoEnhanceDescription: false,
-    taskType: 'CHAT',
-    taskSubtype: null,
     tags: [],
     model: 'mock/smart',
     routingStrategy: 'FALLBACK',
-    fallbackModels: [],
-    systemPrompt: null,
     temperature: null,
-    maxTokens: null,
-    topP: null,
-    allowOverrides: false,
-    costWeight: null,
-    latencyWeight: null,
-    qualityWeight: null,
     analysisMethod: 'COST',
     maxCostPer1kTokens: 0.001,
-    maxLatencyMs: null,
-    reanalysisPeriod: 'NEVER',
-    autoApplyRecommendations: false,
-    responseFormatEnabled: false,
-    responseFormatType: 'TEXT',
-    responseFormatSchema: null,
-    spendingLimit: null,
-    spendingLimitPeriod: 'MONTHLY',
-    spendingEnforcement: 'ALERT_ONLY',
-    spendingCurrent: 0,
-    spendingPeriodStart: '2026-11-01T00:00:00.000Z',
-    spendingResetsAt: '2026-12-01T00:00:00.000Z',
-    spendingStatus: 'ACTIVE',
-    gateType: 'STANDARD',
-    agentMode: null,
-    orchestration: null,
-    sessionSpendingLimit: null,
-    sessionIdleMinutes: 30,
-    maxRequestsPerSession: null,
-    visibleTools: null,
-    createdAt: '2026-11-02T10:00:00.000Z',
-    updatedAt: '2026-11-02T10:00:00.000Z',
     ...overrides,
-  };
+  });
 }
 
 const models = ['mock/echo', 'mock/fast', 'mock/smart'].map((id) => ({

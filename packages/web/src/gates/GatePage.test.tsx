@@ -5,58 +5,9 @@ import { describe, expect, it, vi } from 'vitest';
 import { Route, Router } from 'wouter';
 import { memoryLocation } from 'wouter/memory-location';
 import { GatePage } from './GatePage.tsx';
+import { storedGate } from './storedGate.testing.ts';
 
-const GATE_ID = '8d0b7a52-3f4e-4c1a-9f0e-2b6c1d5e7a90';
-
-/** A stored gate as the API answers it; each test changes what it is about. */
-function storedGate(overrides: Record<string, unknown> = {}) {
-  return {
-    __typename: 'Gate',
-    id: GATE_ID,
-    name: 'Support bot',
-    description: null,
-    autoEnhanceDescription: false,
-    taskType: 'CHAT',
-    taskSubtype: null,
-    tags: ['support'],
-    model: 'mock/echo',
-    routingStrategy: 'SINGLE',
-    fallbackModels: [],
-    systemPrompt: null,
-    temperature: 0.7,
-    maxTokens: null,
-    topP: null,
-    allowOverrides: false,
-    costWeight: null,
-    latencyWeight: null,
-    qualityWeight: null,
-    analysisMethod: null,
-    maxCostPer1kTokens: null,
-    maxLatencyMs: null,
-    reanalysisPeriod: 'NEVER',
-    autoApplyRecommendations: false,
-    responseFormatEnabled: false,
-    responseFormatType: 'TEXT',
-    responseFormatSchema: null,
-    spendingLimit: null,
-    spendingLimitPeriod: 'MONTHLY',
-    spendingEnforcement: 'ALERT_ONLY',
-    spendingCurrent: 0,
-    spendingPeriodStart: '2026-11-01T00:00:00.000Z',
-    spendingResetsAt: '2026-12-01T00:00:00.000Z',
-    spendingStatus: 'ACTIVE',
-    gateType: 'STANDARD',
-    agentMode: null,
-    orchestration: null,
-    sessionSpendingLimit: null,
-    sessionIdleMinutes: 30,
-    maxRequestsPerSession: null,
-    visibleTools: null,
-    createdAt: '2026-11-02T10:00:00.000Z',
-    updatedAt: '2026-11-02T10:00:00.000Z',
-    ...overrides,
-  };
-}
+const GATE_ID = storedGate().id;
 
 const models = [
   { __typename: 'Model', id: 'mock/echo', name: 'Mock echo', provider: 'mock', deprecated: false },
