@@ -191,8 +191,9 @@ async function waitReady(base: string, child: ChildProcess) {
 }
 
 /**
- * The gateway as `pnpm start` runs it (the built dist/main.mjs, or another build for an A/B),
- * ready to answer.
+ * The gateway as `pnpm start` runs it (the built dist/main.mjs), ready to answer; for an A/B,
+ * another build as `entry` or Node and V8 flags as `nodeArgs` (how this session's
+ * `--heap-growing-percent` and `--max-semi-space-size` trials were run).
  */
 export async function startGateway(
   db: Database,
