@@ -1,43 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { checkGateEdit, gateToForm, type StoredGate, tabOfField } from './gateEdit.ts';
 import type { GateFormValues } from './gateForm.ts';
+import { storedSettings } from './storedGate.testing.ts';
 
 const stored: StoredGate = {
-  name: 'Support bot',
-  description: null,
-  autoEnhanceDescription: false,
-  taskType: 'CHAT',
-  taskSubtype: null,
-  tags: ['support'],
-  model: 'mock/echo',
+  ...storedSettings,
   routingStrategy: 'FALLBACK',
   fallbackModels: ['mock/fast'],
-  systemPrompt: null,
-  temperature: 0.7,
-  maxTokens: null,
-  topP: null,
   allowOverrides: { temperature: true },
   costWeight: 0.5,
-  latencyWeight: null,
-  qualityWeight: null,
-  analysisMethod: null,
-  maxCostPer1kTokens: null,
-  maxLatencyMs: null,
-  reanalysisPeriod: 'NEVER',
-  autoApplyRecommendations: false,
-  responseFormatEnabled: false,
-  responseFormatType: 'TEXT',
   responseFormatSchema: { type: 'object' },
   spendingLimit: 10,
-  spendingLimitPeriod: 'MONTHLY',
   spendingEnforcement: 'BLOCK',
-  gateType: 'STANDARD',
-  agentMode: null,
-  orchestration: null,
-  sessionSpendingLimit: null,
-  sessionIdleMinutes: 30,
-  maxRequestsPerSession: null,
-  visibleTools: null,
 };
 const initial = gateToForm(stored);
 const edit = (values: Partial<GateFormValues>) => checkGateEdit({ ...initial, ...values }, initial, stored);
