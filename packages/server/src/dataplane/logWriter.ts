@@ -321,7 +321,8 @@ function queued(entry: LogEntryData, media?: StoredMedia[]): Queued {
   };
 }
 
-const mediaBytesOf = (row: Queued) => row.media?.reduce((n, m) => n + m.data.byteLength, 0) ?? 0;
+const mediaBytesOf = (row: { media?: StoredMedia[] | undefined }) =>
+  row.media?.reduce((n, m) => n + m.data.byteLength, 0) ?? 0;
 
 function mediaRowsOf(entries: Queued[]): string | null {
   const rows: string[] = [];
@@ -414,6 +415,13 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
   const maxQueue = opts.maxQueue ?? 20_000;
   const maxMediaBytes = opts.maxQueuedMediaBytes ?? 64 * 1024 * 1024;
   let queue: Queued[] = [];
+  /**
+   * Entries added and not encoded yet. Encoding a row is a good part of a request's own work: it
+   * waits for the next turn of the event loop (setImmediate), after the answer has been written.
+   */
+  let added: { entry: LogEntryData; media: StoredMedia[] | undefined }[] = [];
+  let encoding: NodeJS.Immediate | null = null;
+  /** The media bytes of the entries added and queued, until they are written. */
   let mediaBytes = 0;
   let writing: Promise<void> | null = null;
   let closed = false;
@@ -428,6 +436,26 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
 
   let failures = 0;
 
+  /** Moves the added entries into the queue as rows (the answer stands whatever happens here). */
+  function encodeAdded(): void {
+    if (encoding) clearImmediate(encoding);
+    encoding = null;
+    const entries = added;
+    added = [];
+    for (const { entry, media } of entries) {
+      const found = encoded(entry, media);
+      if (!found) {
+        refused += 1;
+        mediaBytes -= mediaBytesOf({ media });
+        continue;
+      }
+      if (found.payloadDropped) payloadDropped += 1;
+      if (found.row.sanitized) sanitized += 1;
+      queue.push(found.row);
+    }
+  }
+  const pending = () => queue.length + added.length;
+
   /**
    * Writes a batch, then more only while full batches wait: the entries that arrive during a
    * write wait for the next tick instead of going out a handful at a time, since each batch has
@@ -435,6 +463,7 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
    */
   async function writeAll(): Promise<void> {
     let first = true;
+    encodeAdded();
     while (queue.length > 0 && (first || queue.length >= batchSize)) {
       first = false;
       const batch = queue.slice(0, batchSize);
@@ -471,6 +500,7 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
           );
         }
       }
+      encodeAdded();
     }
   }
 
@@ -483,12 +513,13 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
 
   /** Flushes until the queue is empty; gives up, saying how much is lost, after 6 failures in a row. */
   async function writeOut(): Promise<void> {
-    while ((queue.length > 0 || writing) && failures < 6) await flush();
+    while ((pending() > 0 || writing) && failures < 6) await flush();
+    encodeAdded();
     if (queue.length > 0) console.error(`log writer: ${queue.length} entries could not be written`);
   }
 
   const timer = setInterval(() => {
-    if (queue.length > 0) void flush();
+    if (pending() > 0) void flush();
   }, intervalMs);
   timer.unref();
 
@@ -496,23 +527,15 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
     /** Queues an entry, and the files its answer carried (stored in log_media, with it). */
     async add(entry: LogEntryData, media?: StoredMedia[]): Promise<void> {
       if (closed) throw new Error('log writer is closed');
-      while (queue.length >= maxQueue || (mediaBytes > maxMediaBytes && queue.length > 0)) await flush();
-      // The answer stands whatever happens here: the entry is stored or counted, never an error.
-      const found = encoded(entry, media);
-      if (!found) {
-        refused += 1;
-        return;
-      }
-      const { row } = found;
-      if (found.payloadDropped) payloadDropped += 1;
-      if (row.sanitized) sanitized += 1;
-      queue.push(row);
-      if (row.media) {
-        mediaBytes += mediaBytesOf(row);
+      while (pending() >= maxQueue || (mediaBytes > maxMediaBytes && pending() > 0)) await flush();
+      added.push({ entry, media });
+      encoding ??= setImmediate(encodeAdded);
+      if (media && media.length > 0) {
+        mediaBytes += mediaBytesOf({ media });
         // Files are large: they go out at once rather than waiting for the timer.
         if (mediaBytes > maxMediaBytes / 4) void flush();
       }
-      if (queue.length >= batchSize) void flush();
+      if (pending() >= batchSize) void flush();
     },
     /** Writes everything queued; resolves when the queue is empty (or the database stays away). */
     drain: () => writeOut(),
@@ -521,7 +544,7 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
       clearInterval(timer);
       await writeOut();
     },
-    stats: () => ({ queued: queue.length, written, sanitized, payloadDropped, refused }),
+    stats: () => ({ queued: pending(), written, sanitized, payloadDropped, refused }),
   };
 }
 
