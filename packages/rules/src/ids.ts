@@ -1,8 +1,8 @@
 import { z } from 'zod';
 
-// Built once: z.uuid() builds a new schema on every call, which on the chat path cost more
-// than the check itself.
-const uuid = z.uuid();
+// zod's own pattern for z.uuid(), tested directly: a safeParse costs several times the test on
+// the chat path, where every request's gate id is checked.
+const uuid = z.regexes.uuid();
 
 /** True for a UUID in canonical text form, as every id of ours is. */
-export const isUuid = (value: unknown): value is string => uuid.safeParse(value).success;
+export const isUuid = (value: unknown): value is string => typeof value === 'string' && uuid.test(value);
