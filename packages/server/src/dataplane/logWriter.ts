@@ -133,7 +133,7 @@ function rollupsOf(rows: Queued[]): Rollup[] {
   const groups = new Map<string, Rollup>();
   for (const row of rows) {
     if (row.gate_id === null || row.gate_id === undefined) continue;
-    const hour = new Date(Math.floor(Date.parse(row.created_at as string) / HOUR_MS) * HOUR_MS).toISOString();
+    const hour = row.hour;
     const key = `${row.user_id}|${row.gate_id}|${hour}`;
     let group = groups.get(key);
     if (!group) {
@@ -179,7 +179,7 @@ function modelRollupsOf(rows: Queued[]): ModelRollup[] {
   const groups = new Map<string, ModelRollup>();
   for (const row of rows) {
     if (row.gate_id === null || row.gate_id === undefined || !row.attempts) continue;
-    const hour = new Date(Math.floor(Date.parse(row.created_at as string) / HOUR_MS) * HOUR_MS).toISOString();
+    const hour = row.hour;
     for (const attempt of row.attempts) {
       const key = `${row.user_id}|${row.gate_id}|${attempt.model}|${hour}`;
       let group = groups.get(key);
@@ -274,6 +274,8 @@ type Queued = {
   user_id: string;
   gate_id: string | null;
   created_at: string;
+  /** The hour it falls in, as the hourly totals key it. */
+  hour: string;
   success: boolean;
   cost_usd: unknown;
   latency_ms: unknown;
@@ -291,7 +293,8 @@ type Queued = {
  */
 function queued(entry: LogEntryData, media?: StoredMedia[]): Queued {
   const id = entry.id ?? crypto.randomUUID();
-  const createdAt = new Date((entry.createdAt as Date | string | undefined) ?? Date.now()).toISOString();
+  const created = new Date((entry.createdAt as Date | string | undefined) ?? Date.now());
+  const createdAt = created.toISOString();
   let json = '';
   for (let i = 0; i < COLUMNS.length; i++) {
     const field = (COLUMNS[i] as (typeof COLUMNS)[number])[2];
@@ -311,6 +314,7 @@ function queued(entry: LogEntryData, media?: StoredMedia[]): Queued {
     user_id: entry.userId,
     gate_id: entry.gateId ?? null,
     created_at: createdAt,
+    hour: new Date(Math.floor(created.getTime() / HOUR_MS) * HOUR_MS).toISOString(),
     success: entry.success,
     cost_usd: entry.costUsd ?? DEFAULTS.costUsd,
     latency_ms: entry.latencyMs ?? DEFAULTS.latencyMs,
