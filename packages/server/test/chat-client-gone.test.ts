@@ -9,9 +9,12 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApp } from '../src/app.ts';
 import { useTestApp } from './support/app.ts';
 import { logEntriesOf, say } from './support/chat.ts';
+import { chunkFrames, startOpenAIEmulator } from './support/emulators/openai.ts';
 import { createGate, signUpUser } from './support/factories.ts';
 
-const app = useTestApp();
+const emulator = await startOpenAIEmulator('openai', 'sk-client-gone');
+const app = useTestApp({ OPENAI_API_KEY: emulator.apiKey, OPENAI_BASE_URL: emulator.baseUrl });
+afterAll(() => emulator.upstream.close());
 let base = '';
 let close: () => Promise<void> = async () => {};
 
@@ -64,6 +67,52 @@ describe.each([
     expect(Number(entry?.costUsd)).toBeCloseTo(cancelled?.costUsd ?? 0, 8);
   });
 });
+
+describe.each(['/v1/chat/completions', '/v1/messages'])(
+  '%s, a client that leaves a stream halfway',
+  (path) => {
+    it('has had the first words, and stops the provider stream; the request is logged as failed', async () => {
+      const user = await signUpUser(app);
+      const gate = await createGate(app, user, { model: 'openai/gpt-4o-mini' });
+      // Two words, then the provider goes quiet with its stream open, as a slow model does.
+      emulator.upstream.reply((request) => ({
+        type: 'sse',
+        frames: chunkFrames('openai', request, { content: ['Hello', ' there'] }).slice(0, 3),
+        ending: 'hang',
+      }));
+      const client = new AbortController();
+      const res = await fetch(`${base}${path}`, {
+        method: 'POST',
+        headers: { ...user.auth, 'content-type': 'application/json', 'x-gatehouse-gate-id': gate.id },
+        body: JSON.stringify({
+          model: 'gpt-4o-mini',
+          max_tokens: 100,
+          stream: true,
+          messages: [{ role: 'user', content: 'say hello' }],
+        }),
+        signal: client.signal,
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      expect(res.headers.get('x-gatehouse-model-used')).toBe('openai/gpt-4o-mini');
+      const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+      let text = '';
+      while (!text.includes('there')) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += new TextDecoder().decode(value);
+      }
+      expect(text).toContain('Hello');
+      client.abort();
+
+      // Had the provider's stream gone on (a stream's deadline is lifted once it answers), no entry.
+      const [entry, ...more] = await entriesOnceWritten(gate.id);
+      expect(more).toEqual([]);
+      expect(entry).toMatchObject({ success: false, modelUsed: null });
+      expect(entry?.id).toBe(res.headers.get('x-gatehouse-request-id'));
+    });
+  },
+);
 
 describe('a client that leaves while sending its body', () => {
   it.each(['/v3/chat', '/v1/chat/completions', '/v1/gates'])(

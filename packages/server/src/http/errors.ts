@@ -66,8 +66,12 @@ async function readText(c: Context, maxBytes: number): Promise<string> {
  * waiting for is cancelled too. Take it first thing in a route: a client that left before is
  * seen as gone at once.
  */
+/** The Node server's response under @hono/node-server, where a route may write to it itself. */
+export const nodeResponse = (c: Context): ServerResponse | undefined =>
+  (c.env as NodeBindings | undefined)?.outgoing;
+
 export function clientSignal(c: Context): AbortSignal {
-  const outgoing = (c.env as NodeBindings | undefined)?.outgoing;
+  const outgoing = nodeResponse(c);
   if (!outgoing) return c.req.raw.signal;
   const controller = new AbortController();
   const gone = () => {

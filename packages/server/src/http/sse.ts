@@ -1,3 +1,5 @@
+import type { ServerResponse } from 'node:http';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { ChatHooks, ChatOutcome, StreamStart } from '../dataplane/chat.ts';
 import type { StreamDelta } from '../providers/types.ts';
 
@@ -28,42 +30,52 @@ export type SseFormat = {
   doneMarker?: boolean;
 };
 
+/** Where a stream's events go once its headers are decided. */
+type Sink = { write(text: string): void; end(): void };
+
 /**
  * Runs a streamed chat and answers with Server-Sent Events once its first byte is decided. Until
  * then nothing is sent, so a model that fails early can still hand over to a fallback, and a
  * request that fails outright gets an ordinary error response from `onError`.
+ *
+ * Under the Node server (`outgoing`, its response) the events are written straight to the
+ * socket, the headers with the first of them: a web ReadableStream as the Response's body costs
+ * each event a promise and sends the headers on their own. Elsewhere (app.request) the answer is
+ * a Response with a ReadableStream body.
  */
 export async function streamChat(
   run: (hooks: ChatHooks) => Promise<ChatOutcome>,
   format: SseFormat,
   clientSignal: AbortSignal,
+  outgoing?: ServerResponse,
 ): Promise<Response> {
   const abort = new AbortController();
-  clientSignal.addEventListener('abort', () => abort.abort(clientSignal.reason), { once: true });
-  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  /** The client went away (nothing more is written), or the stream ended. */
   let closed = false;
-  const body = new ReadableStream<Uint8Array>({
-    start: (c) => {
-      controller = c;
-    },
-    cancel: () => {
-      closed = true;
-      abort.abort(new Error('client went away'));
-    },
-  });
+  let ended = false;
+  const leave = (reason: unknown) => {
+    closed = true;
+    abort.abort(reason);
+  };
+  clientSignal.addEventListener('abort', () => leave(clientSignal.reason), { once: true });
+  /** The events decided before the headers are written; then where they go. */
+  const held: string[] = [];
+  let sink: Sink | null = null;
   const send = (event: unknown) => {
     if (closed) return;
     const data = typeof event === 'string' ? event : JSON.stringify(event);
     const name = format.eventName ? `event: ${format.eventName(event)}\n` : '';
-    controller.enqueue(encoder.encode(`${name}data: ${data}\n\n`));
+    const text = `${name}data: ${data}\n\n`;
+    if (sink) sink.write(text);
+    else held.push(text);
   };
   const done = () => {
     if (format.doneMarker !== false) send('[DONE]');
   };
   const finish = () => {
-    if (closed) return;
-    closed = true;
-    controller.close();
+    if (ended) return;
+    ended = true;
+    if (!closed) sink?.end();
   };
 
   let start: StreamStart | null = null;
@@ -99,17 +111,34 @@ export async function streamChat(
       finish();
     },
   );
-  return new Response(body, {
-    headers: {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      connection: 'keep-alive',
-      ...outcomeHeaders({
-        id: streamStart.id,
-        modelUsed: streamStart.model,
-        ignoredOverrides: streamStart.ignoredOverrides,
-        action: streamStart.action ?? null,
-      }),
+  const headers = {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    ...outcomeHeaders({
+      id: streamStart.id,
+      modelUsed: streamStart.model,
+      ignoredOverrides: streamStart.ignoredOverrides,
+      action: streamStart.action ?? null,
+    }),
+  };
+  if (outgoing) {
+    sink = { write: (text) => void outgoing.write(text), end: () => outgoing.end() };
+    if (!closed) outgoing.writeHead(200, headers);
+    if (held.length > 0 && !closed) sink.write(held.join(''));
+    if (ended) sink.end();
+    return RESPONSE_ALREADY_SENT;
+  }
+  const body = new ReadableStream<Uint8Array>({
+    start: (controller) => {
+      if (held.length > 0) controller.enqueue(encoder.encode(held.join('')));
+      if (ended) controller.close();
+      sink = {
+        write: (text) => controller.enqueue(encoder.encode(text)),
+        end: () => controller.close(),
+      };
     },
+    cancel: () => leave(new Error('client went away')),
   });
+  return new Response(body, { headers });
 }

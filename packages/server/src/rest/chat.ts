@@ -7,7 +7,7 @@ import { fromNative, nativeChatSchema } from '../dataplane/request.ts';
 import { DomainError, parseWith, ValidationError } from '../domain/errors.ts';
 import { loadGate } from '../domain/gateCache.ts';
 import { callerOf } from '../http/caller.ts';
-import { clientSignal, errorBody, readJson } from '../http/errors.ts';
+import { clientSignal, errorBody, nodeResponse, readJson } from '../http/errors.ts';
 import type { ActorEnv } from '../http/middleware.ts';
 import { outcomeHeaders, streamChat } from '../http/sse.ts';
 
@@ -45,7 +45,12 @@ export function nativeChatRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: n
       const outcome = await dataPlane.chat(caller, gate, parse, { signal });
       return c.json(nativeAnswer(outcome), 200, outcomeHeaders(outcome));
     }
-    return streamChat((hooks) => dataPlane.chat(caller, gate, parse, hooks), nativeSse, signal);
+    return streamChat(
+      (hooks) => dataPlane.chat(caller, gate, parse, hooks),
+      nativeSse,
+      signal,
+      nodeResponse(c),
+    );
   });
 }
 

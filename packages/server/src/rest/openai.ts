@@ -16,7 +16,7 @@ import { findModel, listModels, type ModelNames } from '../domain/catalog.ts';
 import { DomainError, HTTP_STATUS, parseWith, ValidationError } from '../domain/errors.ts';
 import { loadGate } from '../domain/gateCache.ts';
 import { callerOf } from '../http/caller.ts';
-import { CLIENT_GONE_STATUS, clientSignal, isClientGone, readJson } from '../http/errors.ts';
+import { CLIENT_GONE_STATUS, clientSignal, isClientGone, nodeResponse, readJson } from '../http/errors.ts';
 import type { ActorEnv } from '../http/middleware.ts';
 import { requireActor } from '../http/middleware.ts';
 import { outcomeHeaders, streamChat } from '../http/sse.ts';
@@ -180,7 +180,7 @@ export function openAIRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: numbe
       return c.json(completionBody(outcome), 200, outcomeHeaders(outcome));
     }
     const format = sseFormat(b.stream_options?.include_usage === true);
-    return streamChat((hooks) => dataPlane.chat(caller, gate, parse, hooks), format, signal);
+    return streamChat((hooks) => dataPlane.chat(caller, gate, parse, hooks), format, signal, nodeResponse(c));
   });
 
   /**

@@ -12,7 +12,7 @@ import { parseWith } from '../../domain/errors.ts';
 import { loadGate } from '../../domain/gateCache.ts';
 import type { Gate } from '../../generated/prisma/client.ts';
 import { callerOf } from '../../http/caller.ts';
-import { clientSignal, readJson } from '../../http/errors.ts';
+import { clientSignal, nodeResponse, readJson } from '../../http/errors.ts';
 import type { ActorEnv } from '../../http/middleware.ts';
 import { requireActor } from '../../http/middleware.ts';
 import { outcomeHeaders, streamChat } from '../../http/sse.ts';
@@ -55,7 +55,12 @@ export function anthropicRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: nu
       const outcome = await dataPlane.chat(caller, gate, parse, { signal });
       return c.json(messageBody(outcome), 200, outcomeHeaders(outcome));
     }
-    return streamChat((hooks) => dataPlane.chat(caller, gate, parse, hooks), messageStream(), signal);
+    return streamChat(
+      (hooks) => dataPlane.chat(caller, gate, parse, hooks),
+      messageStream(),
+      signal,
+      nodeResponse(c),
+    );
   });
 
   app.post('/messages/count_tokens', requireActor, async (c) => {

@@ -9,7 +9,7 @@ import type { DataPlane } from '../../dataplane/chat.ts';
 import { parseWith } from '../../domain/errors.ts';
 import { loadGate } from '../../domain/gateCache.ts';
 import { callerOf } from '../../http/caller.ts';
-import { clientSignal, readJson } from '../../http/errors.ts';
+import { clientSignal, nodeResponse, readJson } from '../../http/errors.ts';
 import type { ActorEnv } from '../../http/middleware.ts';
 import { requireActor } from '../../http/middleware.ts';
 import { outcomeHeaders, streamChat } from '../../http/sse.ts';
@@ -45,6 +45,7 @@ export function responsesRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: nu
       (hooks) => dataPlane.chat(caller, gate, parse, hooks),
       responseStream(() => echo),
       signal,
+      nodeResponse(c),
     );
   });
   return app;
