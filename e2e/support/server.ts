@@ -59,6 +59,8 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
       MALLOC_ARENA_MAX: '2',
       NODE_ENV: 'test',
       GATEHOUSE_OPEN_SIGNUP: '0',
+      // Every file signs its users up from 127.0.0.1, on the one server they share.
+      GATEHOUSE_SIGNUP_ADDRESS_LIMIT: '1000000',
       GATEHOUSE_WEB_DIST: webDist,
       // The browser flows set reanalysis periods and auto-apply; the scheduler must not change
       // their gates behind them (its own test runs two real processes: architect-processes).

@@ -239,13 +239,19 @@ export async function seedLogs(db: Database, opts: SeedOptions): Promise<SeedRes
 
   const password = `seed-${randomUUID()}`;
   const email = opts.email ?? `logs-seed-${randomUUID().slice(0, 8)}@example.test`;
-  const account = { openSignup: true, sessionDays: 1 };
-  const { grant, issued } = await registerAccount({ email, password }, account);
+  const account = {
+    openSignup: true,
+    sessionDays: 1,
+    signUpLimits: { addressAttempts: 2, windowSeconds: 60 },
+  };
+  // The seed signs its two accounts up itself, from no address.
+  const from = { address: 'seed' };
+  const { grant, issued } = await registerAccount({ email, password }, account, from);
   const ownerId = grant.user.id;
   // The Pro plan keeps 90 days of logs and allows 100 gates: the retention job leaves the seed be.
   await db.prisma.user.update({ where: { id: ownerId }, data: { plan: 'pro' } });
   const otherEmail = opts.otherEmail ?? `logs-seed-other-${randomUUID().slice(0, 8)}@example.test`;
-  const other = await registerAccount({ email: otherEmail, password: `seed-${randomUUID()}` }, account);
+  const other = await registerAccount({ email: otherEmail, password: `seed-${randomUUID()}` }, account, from);
   const otherId = other.grant.user.id;
 
   const gates = await makeGates(ownerId, gateCount, 'Seeded gate');

@@ -72,6 +72,8 @@ const envSchema = z.object({
   // Unset: 10 times GATEHOUSE_SIGNIN_ACCOUNT_LIMIT.
   GATEHOUSE_SIGNIN_ACCOUNT_WIDE_LIMIT: z.coerce.number().int().min(1).max(10_000_000).optional(),
   GATEHOUSE_SIGNIN_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
+  GATEHOUSE_SIGNUP_ADDRESS_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(10),
+  GATEHOUSE_SIGNUP_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(3600),
   GATEHOUSE_TRUST_PROXY: flag,
   // How long a client may take to send its request (slow clients hold a connection each). Node
   // stops these clocks once the request has arrived, so no answer, however long it streams, is cut.
@@ -154,6 +156,8 @@ export type Config = {
     accountWideFailures: number;
     windowSeconds: number;
   };
+  /** Sign-up attempts one client address may make per window (REST and GraphQL alike). */
+  signUpLimits: { addressAttempts: number; windowSeconds: number };
   /** Take the client's address from X-Forwarded-For (its last entry), as a reverse proxy sets it. */
   trustProxy: boolean;
   /** Node's server timeouts: the headers, the whole request (headers and body), an idle connection. */
@@ -209,6 +213,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       addressFailures: e.GATEHOUSE_SIGNIN_ADDRESS_LIMIT,
       accountWideFailures: e.GATEHOUSE_SIGNIN_ACCOUNT_WIDE_LIMIT ?? 10 * e.GATEHOUSE_SIGNIN_ACCOUNT_LIMIT,
       windowSeconds: e.GATEHOUSE_SIGNIN_WINDOW_SECONDS,
+    },
+    signUpLimits: {
+      addressAttempts: e.GATEHOUSE_SIGNUP_ADDRESS_LIMIT,
+      windowSeconds: e.GATEHOUSE_SIGNUP_WINDOW_SECONDS,
     },
     trustProxy: e.GATEHOUSE_TRUST_PROXY,
     http: {

@@ -12,7 +12,12 @@ import {
 import { hotCache } from './hotCache.ts';
 import { ADMIN_PLAN } from './plans.ts';
 import { hashPassword, randomToken, sha256, verifyPassword } from './secrets.ts';
-import { type SignInLimits, withinSignInLimits } from './signInLimits.ts';
+import {
+  type SignInLimits,
+  type SignUpLimits,
+  withinSignInLimits,
+  withinSignUpLimits,
+} from './signInLimits.ts';
 
 export type SessionGrant = { token: string; csrfToken: string; expiresAt: Date; user: User };
 
@@ -112,10 +117,13 @@ export async function findSession(token: string) {
  */
 export async function registerAccount(
   raw: unknown,
-  opts: SignUpOptions & { sessionDays: number },
+  opts: SignUpOptions & { sessionDays: number; signUpLimits: SignUpLimits },
+  from: { address: string },
 ): Promise<{ grant: SessionGrant; issued: IssuedApiKey }> {
-  const user = await signUp(raw, opts);
-  const grant = await startSession(user, opts);
-  const issued = await createApiKey(grant.user.id, { name: 'Default key' });
-  return { grant, issued };
+  return withinSignUpLimits(opts.signUpLimits, from.address, async () => {
+    const user = await signUp(raw, opts);
+    const grant = await startSession(user, opts);
+    const issued = await createApiKey(grant.user.id, { name: 'Default key' });
+    return { grant, issued };
+  });
 }

@@ -1,6 +1,6 @@
 /**
  * Limits on failed sign-ins, shared by REST and GraphQL: per client address, per account from one
- * address, and per account over all addresses. Counters live in this process's memory for now (a
+ * address, and per account over all addresses; and on sign-ups per client address (at the end). Counters live in this process's memory for now (a
  * later step moves them to Redis).
  *
  * Why these rules:
@@ -20,7 +20,7 @@
  */
 import { isIPv6 } from 'node:net';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import { DomainError, UnauthorizedError } from './errors.ts';
+import { DomainError, UnauthorizedError, ValidationError } from './errors.ts';
 
 export type SignInLimits = {
   /** Failed sign-ins one account may have from one address per window. */
@@ -92,7 +92,12 @@ export function addressKey(address: string): string {
 }
 
 /** Takes a point from the key's counter, or answers the refusal when it has none left. */
-async function take(counter: RateLimiterMemory, key: string, what: string): Promise<RateLimitedError | null> {
+async function take(
+  counter: RateLimiterMemory,
+  key: string,
+  what: string,
+  attempts = 'failed sign-ins',
+): Promise<RateLimitedError | null> {
   try {
     await counter.consume(key);
     return null;
@@ -100,7 +105,7 @@ async function take(counter: RateLimiterMemory, key: string, what: string): Prom
     if (!(error instanceof RateLimiterRes)) throw error;
     const seconds = Math.max(1, Math.ceil(error.msBeforeNext / 1000));
     const wait = seconds < 120 ? `${seconds} seconds` : `${Math.ceil(seconds / 60)} minutes`;
-    return new RateLimitedError(`Too many failed sign-ins ${what}; try again in ${wait}`, seconds);
+    return new RateLimitedError(`Too many ${attempts} ${what}; try again in ${wait}`, seconds);
   }
 }
 
@@ -167,4 +172,39 @@ export async function signInCounts(limits: SignInLimits, who: Who) {
     pair: pair?.consumedPoints ?? null,
     account: account?.consumedPoints ?? null,
   };
+}
+
+export type SignUpLimits = { addressAttempts: number; windowSeconds: number };
+
+const signUpCountersOf = new WeakMap<SignUpLimits, RateLimiterMemory>();
+
+/**
+ * Runs one sign-up within its address's limit: every attempt counts (an account made, or an email
+ * taken already, which would otherwise let one address test emails by the thousand), except
+ * input refused as invalid, which costs nothing and tells nothing. Each sign-up hashes a
+ * password, so the limit also keeps one address from spending the server's CPU on it.
+ */
+export async function withinSignUpLimits<T>(
+  limits: SignUpLimits,
+  address: string,
+  attempt: () => Promise<T>,
+): Promise<T> {
+  let counter = signUpCountersOf.get(limits);
+  if (!counter) {
+    counter = new RateLimiterMemory({
+      keyPrefix: 'signup-address',
+      points: limits.addressAttempts,
+      duration: limits.windowSeconds,
+    });
+    signUpCountersOf.set(limits, counter);
+  }
+  const key = addressKey(address);
+  const refused = await take(counter, key, 'from your address', 'sign-ups');
+  if (refused) throw refused;
+  try {
+    return await attempt();
+  } catch (error) {
+    if (error instanceof ValidationError) await counter.reward(key);
+    throw error;
+  }
 }

@@ -23,12 +23,23 @@ async function readCredentials(c: Context): Promise<unknown> {
   return readJson(c);
 }
 
+/** A refusal for too many attempts says when to come back, in Retry-After. */
+const withRetryAfter =
+  (c: Context) =>
+  (error: unknown): never => {
+    if (error instanceof RateLimitedError) c.header('retry-after', String(error.retryAfterSeconds));
+    throw error;
+  };
+
 export function authRoutes(config: Config) {
   const app = new Hono();
 
   /** Creates the account, signs it in, and issues its first API key (shown this once). */
   app.post('/signup', async (c) => {
-    const { grant, issued } = await registerAccount(await readCredentials(c), config);
+    const credentials = await readCredentials(c);
+    const { grant, issued } = await registerAccount(credentials, config, {
+      address: clientAddress(c, config),
+    }).catch(withRetryAfter(c));
     const { apiKey, key } = issued;
     for (const cookie of sessionCookies(grant, config)) c.header('set-cookie', cookie, { append: true });
     return c.json(
@@ -39,10 +50,9 @@ export function authRoutes(config: Config) {
 
   app.post('/signin', async (c) => {
     const credentials = await readCredentials(c);
-    const grant = await signIn(credentials, config, { address: clientAddress(c, config) }).catch((error) => {
-      if (error instanceof RateLimitedError) c.header('retry-after', String(error.retryAfterSeconds));
-      throw error;
-    });
+    const grant = await signIn(credentials, config, { address: clientAddress(c, config) }).catch(
+      withRetryAfter(c),
+    );
     for (const cookie of sessionCookies(grant, config)) c.header('set-cookie', cookie, { append: true });
     return c.json({ user: userView(grant.user), csrfToken: grant.csrfToken, expiresAt: grant.expiresAt });
   });

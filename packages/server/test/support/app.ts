@@ -52,7 +52,13 @@ export function useTestApp(env: Record<string, string> = {}): TestApp {
   beforeAll(async () => {
     const opened = await openTestDatabase();
     drop = opened.drop;
-    const config = loadConfig({ NODE_ENV: 'test', GATEHOUSE_OPEN_SIGNUP: '1', ...env });
+    // Every suite signs its users up from one address (app.request has no socket): no sign-up limit.
+    const config = loadConfig({
+      NODE_ENV: 'test',
+      GATEHOUSE_OPEN_SIGNUP: '1',
+      GATEHOUSE_SIGNUP_ADDRESS_LIMIT: '1000000',
+      ...env,
+    });
     const runtime = createRuntime(config);
     const app = createApp(config, runtime);
     harness.runtime = runtime;

@@ -89,10 +89,10 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   signUp: t.field({
     type: SignUpPayload,
-    errors: { types: [ValidationError, ConflictError, ForbiddenError] },
+    errors: { types: [ValidationError, ConflictError, ForbiddenError, RateLimitedError] },
     args: { input: t.arg({ type: CredentialsInput, required: true }) },
     resolve: async (_root, { input }, ctx) => {
-      const result = await registerAccount(input, ctx.config);
+      const result = await registerAccount(input, ctx.config, { address: ctx.clientAddress });
       ctx.cookies.push(...sessionCookies(result.grant, ctx.config));
       return result;
     },
