@@ -56,6 +56,40 @@ describe('log retention', () => {
     expect(await app.db.prisma.logRollup.count({ where: { userId: pro.id } })).toBe(1);
   });
 
+  it('deletes video jobs, videos and all, older than the plan keeps, and nothing younger', async () => {
+    const free = await signUpUser(app);
+    const pro = await signUpUser(app);
+    await app.db.prisma.user.update({ where: { id: free.id }, data: { plan: 'free' } });
+    await app.db.prisma.user.update({ where: { id: pro.id }, data: { plan: 'pro' } });
+    const job = async (userId: string, daysAgo: number) => {
+      const createdAt = new Date(Date.now() - daysAgo * DAY_MS);
+      const { id } = await app.db.prisma.videoJob.create({
+        data: {
+          id: randomUUID(),
+          userId,
+          gateId: randomUUID(),
+          status: 'succeeded',
+          video: Buffer.alloc(1024, 7),
+          deadline: createdAt,
+          createdAt,
+        },
+      });
+      return id;
+    };
+    const freeOld = await job(free.id, 31);
+    const freeYoung = await job(free.id, 29);
+    const proOld = await job(pro.id, 31);
+
+    const purged = await purgeExpiredLogs();
+
+    expect(purged.videoJobs).toBeGreaterThanOrEqual(1);
+    const left = await app.db.prisma.videoJob.findMany({
+      where: { id: { in: [freeOld, freeYoung, proOld] } },
+      select: { id: true },
+    });
+    expect(left.map((j) => j.id).sort()).toEqual([freeYoung, proOld].sort());
+  });
+
   it('holds a user on a plan it does not know to the free plan', async () => {
     const user = await signUpUser(app);
     await app.db.prisma.user.update({ where: { id: user.id }, data: { plan: 'legacy' } });
