@@ -3,10 +3,21 @@
 /** Text longer than this is cut in the list, with Show all. */
 export const TEXT_PREVIEW = 80;
 
-type Who = { changedBy: string; actorEmail: string | null; rolledBackToVersion: number | null };
+type Who = {
+  version: number;
+  changedBy: string;
+  actorEmail: string | null;
+  rolledBackToVersion: number | null;
+  changes: readonly unknown[];
+};
 
 /** "by you", "by the Architect", "rollback to v3". Only a gate's owner changes it. */
 export function changeWho(v: Who): string {
+  // A gate made before history was kept gets its settings of then as v1 at its first change:
+  // nobody made that version (a gate's own first version sets its name and model).
+  if (v.version === 1 && v.changedBy === 'USER' && v.changes.length === 0) {
+    return 'as the gate was before its history was kept';
+  }
   const by = v.actorEmail === null ? 'by an account deleted since' : 'by you';
   if (v.changedBy === 'ARCHITECT') return 'by the Architect';
   if (v.changedBy === 'ROLLBACK') {
