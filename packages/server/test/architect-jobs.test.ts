@@ -6,6 +6,7 @@ import { AUTO_APPLY_MARGIN, type TaskAnalysis } from '@gatehouse/rules/architect
 import { describe, expect, it } from 'vitest';
 import { prisma } from '../src/db/client.ts';
 import { runDueAnalyses, shouldApply } from '../src/domain/architectJobs.ts';
+import { GateChangedMeanwhile, updateGate } from '../src/domain/gates.ts';
 import { useTestApp } from './support/app.ts';
 import { createGate, signUpUser } from './support/factories.ts';
 
@@ -128,6 +129,33 @@ describe('scheduled re-analysis', () => {
     expect(await jobsOf(reviewOnly.id)).toHaveLength(1);
     await runDueAnalyses(deps(), new Date('2026-11-30T00:30:00Z'));
     expect(await jobsOf(reviewOnly.id)).toHaveLength(2);
+  });
+
+  it('never overwrites a change the owner made after the analysis read the gate (checked on the locked row)', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, { model: 'mock/smart', autoApplyRecommendations: true });
+    const analysed = await prisma.gate.findUniqueOrThrow({ where: { id: gate.id } });
+    // The owner's change lands between the analysis and the apply.
+    const patched = await app.request(`/v1/gates/${gate.id}`, {
+      method: 'PATCH',
+      headers: user.auth,
+      json: { fallbackModels: ['mock/echo'] },
+    });
+    expect(patched.status).toBe(200);
+
+    const apply = updateGate(
+      user.id,
+      gate.id,
+      { model: 'mock/fast', fallbackModels: [] },
+      deps(),
+      { kind: 'architect' },
+      (current) => current.fallbackModels.join() === analysed.fallbackModels.join(),
+    );
+    await expect(apply).rejects.toBeInstanceOf(GateChangedMeanwhile);
+    const now = await prisma.gate.findUniqueOrThrow({ where: { id: gate.id } });
+    expect(now).toMatchObject({ model: 'mock/smart', fallbackModels: ['mock/echo'] });
+    const versions = await prisma.gateVersion.findMany({ where: { gateId: gate.id } });
+    expect(versions.map((v) => v.changedBy).sort()).toEqual(['user', 'user']);
   });
 
   it('takes over a job whose process died while running it, and leaves a slow process nothing to finish', async () => {

@@ -16,7 +16,8 @@ import { AUTO_APPLY_MARGIN, type TaskAnalysis } from '@gatehouse/rules/architect
 import { prisma, sql } from '../db/client.ts';
 import type { Gate, Prisma } from '../generated/prisma/client.ts';
 import { type ArchitectDeps, analyseStoredGate, storeAnalysis } from './architect.ts';
-import { type GateDeps, updateGate } from './gates.ts';
+import { NotFoundError } from './errors.ts';
+import { GateChangedMeanwhile, type GateDeps, updateGate } from './gates.ts';
 
 const STALE_AFTER_MS = 15 * 60_000;
 const RETRY_AFTER_MS = 5 * 60_000;
@@ -117,17 +118,22 @@ async function runJob(job: Claim, deps: JobsDeps): Promise<'done' | 'applied' | 
     await storeAnalysis(gate, taskAnalysis);
     let apply = gate.autoApplyRecommendations && shouldApply(taskAnalysis, gate.model);
     if (apply) {
-      // Applied only to the gate that was analysed: a change made meanwhile (by its owner) wins.
-      const now = await prisma.gate.findUnique({ where: { id: gate.id }, select: ANALYSED_SETTINGS });
-      apply = now !== null && JSON.stringify(pick(now as Gate)) === JSON.stringify(pick(gate));
-    }
-    if (apply) {
-      await updateGate(
+      // Applied only to the gate that was analysed, checked on the locked row in the change's own
+      // transaction: a change its owner made meanwhile wins, however close to this one.
+      const analysed = JSON.stringify(pick(gate));
+      apply = await updateGate(
         gate.userId,
         gate.id,
         { model: taskAnalysis.primary, fallbackModels: taskAnalysis.fallbacks },
         deps,
         { kind: 'architect' },
+        (current) => JSON.stringify(pick(current)) === analysed,
+      ).then(
+        () => true,
+        (error) => {
+          if (error instanceof GateChangedMeanwhile || error instanceof NotFoundError) return false;
+          throw error;
+        },
       );
     }
     await finish({

@@ -296,12 +296,25 @@ async function updateIssues(
  * checked against and compared with the gate as the previous one left it. `by` says who changes
  * it: the owner (default), the Architect's auto-apply, or a rollback (gateHistory.ts).
  */
+/** A change made only to the gate as it was (`onlyIf`) found it changed meanwhile: nothing was written. */
+export class GateChangedMeanwhile extends Error {
+  constructor() {
+    super('The gate changed meanwhile');
+  }
+}
+
+/**
+ * Changes the gate. `onlyIf` is checked on the gate as it is once locked, in the transaction that
+ * changes it: false, and nothing is written (GateChangedMeanwhile). The Architect's auto-apply
+ * uses it so that a change its owner made after the analysis read the gate is never overwritten.
+ */
 export async function updateGate(
   userId: string,
   id: string,
   raw: unknown,
   deps: GateDeps,
   by: GateChangeBy = { kind: 'user' },
+  onlyIf?: (current: Gate) => boolean,
 ): Promise<Gate> {
   const parsed = parseGateInput(raw, 'update');
   const current = await getGate(userId, id);
@@ -327,6 +340,7 @@ export async function updateGate(
       await tx.$queryRaw`SELECT id FROM gates WHERE id = ${id}::uuid FOR UPDATE`;
       const existing = await tx.gate.findFirst({ where: { id, userId } });
       if (!existing) throw new NotFoundError('Gate'); // deleted meanwhile
+      if (onlyIf && !onlyIf(existing)) throw new GateChangedMeanwhile();
       const before = settingsOf(existing);
       const settings = settleGateSettings(before, input);
       const issues = await updateIssues(tx, existing, settings, Object.keys(input));
