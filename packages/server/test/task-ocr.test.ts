@@ -127,6 +127,11 @@ describe('POST /v3/ocr on the mock', () => {
         [{ base64: 'not base64!' }, 'data.base64'],
         [{ base64: Buffer.from('plain text').toString('base64') }, 'data.mimeType'],
         [{ base64: b64, colour: 'red' }, 'data.colour'],
+        [{ base64: b64, pages: [] }, 'data.pages'],
+        [{ base64: b64, pages: [0, 0] }, 'data.pages'],
+        [{ base64: b64, pages: [-1] }, 'data.pages.0'],
+        [{ base64: b64, pages: [0, 1.5] }, 'data.pages.1'],
+        [{ base64: b64, pages: [MAX_DOCUMENT_PAGES] }, 'data.pages.0'],
       ],
     );
     const chatGate = await createGate(app, user, { model: 'mock/echo' });
@@ -154,8 +159,11 @@ describe('a block limit', () => {
     for (const e of paid) expect(Number(e.costUsd)).toBeCloseTo(worst, 10);
   });
 
-  it('reserves 1,000 pages for a document by URL, which it cannot see', async () => {
+  it('reserves 1,000 pages for a document by URL, which it cannot see, unless it names its pages', async () => {
     expect(pageBound({ kind: 'documentUrl', url: 'https://a.example/x.pdf' })).toBe(MAX_DOCUMENT_PAGES);
+    expect(pageBound({ kind: 'documentUrl', url: 'https://a.example/x.pdf' }, [0, 4, 9])).toBe(3);
+    // The fewer of the pages named and the pages it has.
+    expect(pageBound({ kind: 'inline', data: pdf(2), mimeType: 'application/pdf' }, [0, 1, 2, 3])).toBe(2);
     expect(pageBound({ kind: 'imageUrl', url: 'https://a.example/x.png' })).toBe(1);
     // Page objects in compressed object streams cannot be counted: the limit bounds them.
     const hidden = Buffer.from(
@@ -170,9 +178,16 @@ describe('a block limit', () => {
     const gate = await ocrGate(user, { spendingLimit: 0.5, spendingEnforcement: 'block' });
     const inline = await read(user, gate.id, { base64: pdf(2).toString('base64') });
     expect(inline.status, await inline.clone().text()).toBe(200);
+    // Ten pages named: ten reserved; the mock's URL document has one page, one is billed.
+    const named = await read(user, gate.id, {
+      documentUrl: 'https://a.example/x.pdf',
+      pages: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+    });
+    expect(named.status, await named.clone().text()).toBe(200);
+    expect(((await named.json()) as OcrAnswer).usage).toEqual({ pages: 1 });
     const url = await read(user, gate.id, { documentUrl: 'https://a.example/x.pdf' });
     expect(url.status).toBe(402);
-    expect((await readGate(app, user, gate.id)).spendingCurrent).toBeCloseTo(0.002, 10);
+    expect((await readGate(app, user, gate.id)).spendingCurrent).toBeCloseTo(0.003, 10);
   });
 });
 
@@ -200,6 +215,16 @@ describe('Mistral’s /v1/ocr', () => {
     expect(answer.costUsd).toBeCloseTo(4 * perPage, 12);
     const entry = await logEntryOf(app, answer.id);
     expect(Number(entry.costUsd)).toBeCloseTo(answer.costUsd, 10);
+
+    // Only some pages: sent as Mistral's `pages`, numbered from 0.
+    upstream.reply({ type: 'json', body: mistralAnswer(2) });
+    const some = await read(user, gate.id, { documentUrl: 'https://a.example/long.pdf', pages: [0, 7] });
+    expect(some.status, await some.clone().text()).toBe(200);
+    expect(upstream.last().body).toEqual({
+      model: 'mistral-ocr-latest',
+      document: { type: 'document_url', document_url: 'https://a.example/long.pdf' },
+      pages: [0, 7],
+    });
 
     upstream.reply({ type: 'json', body: mistralAnswer(1) });
     await read(user, gate.id, { imageUrl: 'https://a.example/receipt.png' });

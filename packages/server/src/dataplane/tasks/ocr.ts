@@ -3,7 +3,8 @@
  * markdown. Priced per page read. A block gate reserves a bound on the pages: an image is one
  * page; an inline PDF is at most its page objects; a document it cannot see (a URL, a PDF whose
  * pages are compressed, another format) is bounded only by Mistral's limit of 1,000 pages a
- * document, so a block gate needs room for 1,000 pages to read one.
+ * document, so a block gate needs room for 1,000 pages to read one, unless the request names the
+ * pages to read (`pages`, as Mistral takes them): then at most that many.
  */
 import { z } from 'zod';
 import { findModel } from '../../domain/catalog.ts';
@@ -38,6 +39,18 @@ export const ocrData = z
       .string()
       .regex(/^[\w.+-]+\/[\w.+-]+$/, 'must be a MIME type such as application/pdf')
       .optional(),
+    /** The pages to read, numbered from 0 (Mistral's `pages`); all of them when absent. */
+    pages: z
+      .array(
+        z
+          .int('must be whole page numbers')
+          .min(0, 'must be page numbers from 0')
+          .max(MAX_DOCUMENT_PAGES - 1, `must be page numbers below ${MAX_DOCUMENT_PAGES}`),
+      )
+      .min(1, 'must name at least one page')
+      .max(MAX_DOCUMENT_PAGES)
+      .refine((pages) => new Set(pages).size === pages.length, 'must not name a page twice')
+      .optional(),
   })
   .refine(
     (d) => [d.documentUrl, d.imageUrl, d.base64].filter((s) => s !== undefined).length === 1,
@@ -46,7 +59,7 @@ export const ocrData = z
 
 export const nativeOcrSchema = nativeEnvelope(ocrData);
 
-export type OcrRequest = TaskRequestBase & { source: OcrSource };
+export type OcrRequest = TaskRequestBase & { source: OcrSource; pages?: number[] };
 
 /** A file's type from its first bytes: PDF and the common image formats. */
 function sniff(data: Buffer): string | undefined {
@@ -82,11 +95,15 @@ export function ocrRequest(
   data: z.infer<typeof ocrData>,
   envelope: Omit<z.infer<typeof nativeOcrSchema>, 'data' | 'gateId'>,
 ): OcrRequest {
-  return { source: sourceOf(data), ...envelopeFields(envelope) };
+  return { source: sourceOf(data), ...(data.pages && { pages: data.pages }), ...envelopeFields(envelope) };
 }
 
-/** The most pages `source` can bill. */
-export function pageBound(source: OcrSource): number {
+/** The most pages `source` can bill, read whole or only its `pages`. */
+export function pageBound(source: OcrSource, pages?: readonly number[]): number {
+  return Math.min(pages?.length ?? MAX_DOCUMENT_PAGES, pagesIn(source));
+}
+
+function pagesIn(source: OcrSource): number {
   if (source.kind === 'imageUrl') return 1;
   // A document by URL is unseen here: only the provider's limit bounds it.
   if (source.kind === 'documentUrl') return MAX_DOCUMENT_PAGES;
@@ -102,9 +119,10 @@ export const ocrKind: TaskKind<OcrRequest, OcrParams, OcrAnswer> = {
   noun: 'OCR',
   merge(gate: Gate, request: OcrRequest) {
     const { model, ignoredOverrides } = mergeModel(gate, request);
-    return { model, params: { source: request.source }, ignoredOverrides };
+    const params = { source: request.source, ...(request.pages && { pages: request.pages }) };
+    return { model, params, ignoredOverrides };
   },
-  worstCase: (models, params) => pageBound(params.source) * Math.max(0, ...models.map(perPage)),
+  worstCase: (models, params) => pageBound(params.source, params.pages) * Math.max(0, ...models.map(perPage)),
   attempt: (a) => ocr(connectionFor(a), a.model.providerModel, a.params, a.timing.signal),
   price(_model, modelId, _params, answer) {
     return {

@@ -15,7 +15,8 @@ export type OcrSource =
   | { kind: 'imageUrl'; url: string }
   | { kind: 'inline'; data: Buffer; mimeType: string };
 
-export type OcrParams = { source: OcrSource };
+/** `pages`: the pages to read, numbered from 0; all of them when absent. */
+export type OcrParams = { source: OcrSource; pages?: number[] };
 
 export type OcrPage = { index: number; markdown: string };
 
@@ -70,8 +71,9 @@ async function mistralOcr(
   params: OcrParams,
   signal: AbortSignal,
 ): Promise<OcrAnswer> {
-  const body = { model, document: mistralDocument(params.source, false) };
-  const logged = { model, document: mistralDocument(params.source, true) };
+  const asked = params.pages && { pages: params.pages };
+  const body = { model, document: mistralDocument(params.source, false), ...asked };
+  const logged = { model, document: mistralDocument(params.source, true), ...asked };
   const response = (await withWireRequest(
     () => logged,
     postJson(openAIPath(conn, '/ocr'), bearer(conn), body, signal),
@@ -116,7 +118,11 @@ async function mockOcr(
   params: OcrParams,
   signal: AbortSignal,
 ): Promise<OcrAnswer> {
-  const logged = { model, document: mistralDocument(params.source, true) };
+  const logged = {
+    model,
+    document: mistralDocument(params.source, true),
+    ...(params.pages && { pages: params.pages }),
+  };
   return withWireRequest(
     () => logged,
     (async () => {
@@ -125,13 +131,17 @@ async function mockOcr(
       const digest = createHash('sha256').update(text).digest('hex').slice(0, 12);
       const what = params.source.kind === 'inline' ? params.source.mimeType : params.source.url;
       const count = mockPageCount(params.source);
-      const pages = Array.from({ length: count }, (_, index) => ({
+      // As Mistral does: only the pages asked for, of those the document has.
+      const indexes = params.pages
+        ? [...params.pages].filter((i) => i < count).sort((a, b) => a - b)
+        : Array.from({ length: count }, (_, index) => index);
+      const pages = indexes.map((index) => ({
         index,
         markdown: `# Page ${index + 1} of ${count}\n\nMock OCR of ${what} (${digest}).`,
       }));
       return {
         pages,
-        pagesProcessed: count,
+        pagesProcessed: pages.length,
         providerRequest: logged,
         providerResponse: {
           pages: pages.map((p) => ({
@@ -141,7 +151,7 @@ async function mockOcr(
           })),
           model: `mock/${model}`,
           usage_info: {
-            pages_processed: count,
+            pages_processed: pages.length,
             doc_size_bytes: params.source.kind === 'inline' ? params.source.data.length : null,
           },
         },
