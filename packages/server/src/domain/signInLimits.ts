@@ -20,7 +20,7 @@
  */
 import { isIPv6 } from 'node:net';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import { DomainError, UnauthorizedError, ValidationError } from './errors.ts';
+import { ConflictError, DomainError, ForbiddenError, UnauthorizedError } from './errors.ts';
 
 export type SignInLimits = {
   /** Failed sign-ins one account may have from one address per window. */
@@ -45,21 +45,25 @@ type Counters = { byAddress: RateLimiterMemory; byPair: RateLimiterMemory; byAcc
 
 // One set of counters per configuration: REST and GraphQL share the app's config, so they
 // share its counters, and an app built with other limits (a test's) has its own.
-const countersOf = new WeakMap<SignInLimits, Counters>();
+const countersOf = new WeakMap<object, Map<string, RateLimiterMemory>>();
+
+/** The configuration's counter named `keyPrefix`, made on first use. */
+function counter(limits: object, keyPrefix: string, points: number, windowSeconds: number) {
+  let named = countersOf.get(limits);
+  if (!named) countersOf.set(limits, (named = new Map()));
+  let found = named.get(keyPrefix);
+  if (!found)
+    named.set(keyPrefix, (found = new RateLimiterMemory({ keyPrefix, points, duration: windowSeconds })));
+  return found;
+}
 
 function counters(limits: SignInLimits): Counters {
-  let found = countersOf.get(limits);
-  if (!found) {
-    const counter = (keyPrefix: string, points: number) =>
-      new RateLimiterMemory({ keyPrefix, points, duration: limits.windowSeconds });
-    found = {
-      byAddress: counter('signin-address', limits.addressFailures),
-      byPair: counter('signin-account-address', limits.accountFailures),
-      byAccount: counter('signin-account', limits.accountWideFailures),
-    };
-    countersOf.set(limits, found);
-  }
-  return found;
+  const { windowSeconds } = limits;
+  return {
+    byAddress: counter(limits, 'signin-address', limits.addressFailures, windowSeconds),
+    byPair: counter(limits, 'signin-account-address', limits.accountFailures, windowSeconds),
+    byAccount: counter(limits, 'signin-account', limits.accountWideFailures, windowSeconds),
+  };
 }
 
 type Who = { email: string; address: string };
@@ -176,35 +180,26 @@ export async function signInCounts(limits: SignInLimits, who: Who) {
 
 export type SignUpLimits = { addressAttempts: number; windowSeconds: number };
 
-const signUpCountersOf = new WeakMap<SignUpLimits, RateLimiterMemory>();
-
 /**
- * Runs one sign-up within its address's limit: every attempt counts (an account made, or an email
- * taken already, which would otherwise let one address test emails by the thousand), except
- * input refused as invalid, which costs nothing and tells nothing. Each sign-up hashes a
- * password, so the limit also keeps one address from spending the server's CPU on it.
+ * Runs one sign-up within its address's limit. An account made counts, and so do an email taken
+ * already (else one address could test emails by the thousand) and a sign-up refused as closed
+ * (each hashed a password first, and the limit keeps one address from spending the server's CPU
+ * on that); anything else gives its point back: invalid input costs nothing and tells nothing,
+ * and an outage must not lock anyone out.
  */
 export async function withinSignUpLimits<T>(
   limits: SignUpLimits,
   address: string,
   attempt: () => Promise<T>,
 ): Promise<T> {
-  let counter = signUpCountersOf.get(limits);
-  if (!counter) {
-    counter = new RateLimiterMemory({
-      keyPrefix: 'signup-address',
-      points: limits.addressAttempts,
-      duration: limits.windowSeconds,
-    });
-    signUpCountersOf.set(limits, counter);
-  }
+  const byAddress = counter(limits, 'signup-address', limits.addressAttempts, limits.windowSeconds);
   const key = addressKey(address);
-  const refused = await take(counter, key, 'from your address', 'sign-ups');
+  const refused = await take(byAddress, key, 'from your address', 'sign-ups');
   if (refused) throw refused;
   try {
     return await attempt();
   } catch (error) {
-    if (error instanceof ValidationError) await counter.reward(key);
+    if (!(error instanceof ConflictError || error instanceof ForbiddenError)) await byAddress.reward(key);
     throw error;
   }
 }
