@@ -61,14 +61,15 @@ async function readText(c: Context, maxBytes: number): Promise<string> {
     : Buffer.concat(chunks).toString('utf8');
 }
 
+/** The Node server's response under @hono/node-server, where a route may write to it itself. */
+export const nodeResponse = (c: Context): ServerResponse | undefined =>
+  (c.env as NodeBindings | undefined)?.outgoing;
+
 /**
  * Aborts when the client goes away before its answer is complete, so the provider call it was
  * waiting for is cancelled too. Take it first thing in a route: a client that left before is
  * seen as gone at once.
  */
-/** The Node server's response under @hono/node-server, where a route may write to it itself. */
-export const nodeResponse = (c: Context): ServerResponse | undefined =>
-  (c.env as NodeBindings | undefined)?.outgoing;
 
 export function clientSignal(c: Context): AbortSignal {
   const outgoing = nodeResponse(c);

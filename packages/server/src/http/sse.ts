@@ -50,14 +50,20 @@ export async function streamChat(
   outgoing?: ServerResponse,
 ): Promise<Response> {
   const abort = new AbortController();
-  /** The client went away (nothing more is written), or the stream ended. */
+  /** Nothing more can be written: the Node response's socket is gone, or the stream was cancelled. */
   let closed = false;
   let ended = false;
   const leave = (reason: unknown) => {
     closed = true;
     abort.abort(reason);
   };
-  clientSignal.addEventListener('abort', () => leave(clientSignal.reason), { once: true });
+  // Under the Node server the client's leaving closed the socket; elsewhere the stream still ends
+  // with the run's error event, as a cancelled run's stream did.
+  clientSignal.addEventListener(
+    'abort',
+    () => (outgoing ? leave(clientSignal.reason) : abort.abort(clientSignal.reason)),
+    { once: true },
+  );
   /** The events decided before the headers are written; then where they go. */
   const held: string[] = [];
   let sink: Sink | null = null;
