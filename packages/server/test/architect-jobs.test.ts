@@ -131,7 +131,7 @@ describe('scheduled re-analysis', () => {
     expect(await jobsOf(reviewOnly.id)).toHaveLength(2);
   });
 
-  it('never overwrites a change the owner made after the analysis read the gate (checked on the locked row)', async () => {
+  it('refuses the Architect’s change, writing nothing, to a gate changed since the analysis read it', async () => {
     const user = await signUpUser(app);
     const gate = await createGate(app, user, { model: 'mock/smart', autoApplyRecommendations: true });
     const analysed = await prisma.gate.findUniqueOrThrow({ where: { id: gate.id } });

@@ -290,12 +290,6 @@ async function updateIssues(
   return issues;
 }
 
-/**
- * Changes the caller's gate and records the change as a version (gateVersions.ts), in one
- * transaction holding the gate row's lock: concurrent changes apply one after the other, each
- * checked against and compared with the gate as the previous one left it. `by` says who changes
- * it: the owner (default), the Architect's auto-apply, or a rollback (gateHistory.ts).
- */
 /** A change made only to the gate as it was (`onlyIf`) found it changed meanwhile: nothing was written. */
 export class GateChangedMeanwhile extends Error {
   constructor() {
@@ -304,9 +298,13 @@ export class GateChangedMeanwhile extends Error {
 }
 
 /**
- * Changes the gate. `onlyIf` is checked on the gate as it is once locked, in the transaction that
- * changes it: false, and nothing is written (GateChangedMeanwhile). The Architect's auto-apply
- * uses it so that a change its owner made after the analysis read the gate is never overwritten.
+ * Changes the caller's gate and records the change as a version (gateVersions.ts), in one
+ * transaction holding the gate row's lock: concurrent changes apply one after the other, each
+ * checked against and compared with the gate as the previous one left it. `by` says who changes
+ * it: the owner (default), the Architect's auto-apply, or a rollback (gateHistory.ts). `onlyIf`
+ * is checked on the locked row in that transaction: false, and nothing is written
+ * (GateChangedMeanwhile); the Architect's auto-apply uses it so that a change the owner made
+ * after the analysis read the gate is never overwritten.
  */
 export async function updateGate(
   userId: string,
