@@ -107,21 +107,30 @@ function streamOnce(agent: http.Agent, url: string, headers: Record<string, stri
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 /**
- * Streams one at a time, direct and through the gateway in turn (so drift hits both alike): the
- * first byte's p50 difference, the wall-clock cost per relayed chunk ((gateway − direct) / chunks
- * on long streams), and the gateway's CPU per chunk (long streams minus short ones, so the
+ * Streams one at a time, direct, through the gateway and through the bare proxy in turn (so drift
+ * hits all alike): the first byte's p50 over direct (the bare proxy's is the floor of any Node
+ * gateway relaying one stream here), the wall-clock cost per relayed chunk ((gateway − direct) /
+ * chunks on long streams), and the gateway's CPU per chunk (long streams minus short ones, so the
  * per-request work cancels out).
  */
-async function streaming(direct: string, gateway: string, headers: Record<string, string>, pid: number) {
+async function streaming(
+  direct: string,
+  gateway: string,
+  proxy: string,
+  headers: Record<string, string>,
+  pid: number,
+) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const directHeaders = { 'content-type': 'application/json' };
-  const first = { direct: [] as number[], gateway: [] as number[] };
+  const first = { direct: [] as number[], gateway: [] as number[], proxy: [] as number[] };
   for (let i = 0; i < 220; i++) {
     const d = await streamOnce(agent, direct, directHeaders, 20);
     const g = await streamOnce(agent, gateway, headers, 20);
+    const p = await streamOnce(agent, proxy, directHeaders, 20);
     if (i >= 20) {
       first.direct.push(d.first);
       first.gateway.push(g.first);
+      first.proxy.push(p.first);
     }
   }
   const long = { direct: [] as number[], gateway: [] as number[] };
@@ -141,6 +150,7 @@ async function streaming(direct: string, gateway: string, headers: Record<string
   return {
     firstDirect: median(first.direct),
     firstGateway: median(first.gateway),
+    firstProxy: median(first.proxy),
     perChunkWallUs: ((median(long.gateway) - median(long.direct)) / STREAM_CHUNKS) * 1000,
     perChunkCpuUs: ((cpuLong - cpuShort) / (RUNS * STREAM_CHUNKS)) * 1000,
   };
@@ -260,13 +270,15 @@ async function benchDatabase(db: Database, peers: Peers) {
       latencyTargets ? p99 <= 5 : null,
     );
 
-    console.log(`${name}: streaming, one stream at a time, direct and through the gateway in turn…`);
-    const s = await streaming(direct.url, viaGateway.url, viaGateway.headers, gateway.pid);
+    console.log(
+      `${name}: streaming, one stream at a time, direct, through the gateway and the bare proxy in turn…`,
+    );
+    const s = await streaming(direct.url, viaGateway.url, peers.proxyUrl, viaGateway.headers, gateway.pid);
     const ttfb = s.firstGateway - s.firstDirect;
     row(
       name,
       'streaming: first byte, gateway − direct, p50',
-      `${ms(ttfb)} (${ms(s.firstGateway)} vs ${ms(s.firstDirect)})`,
+      `${ms(ttfb)} (${ms(s.firstGateway)} vs ${ms(s.firstDirect)}; bare proxy ${plusMs(s.firstProxy - s.firstDirect)})`,
       '≤ 1 ms',
       ttfb <= 1,
     );
