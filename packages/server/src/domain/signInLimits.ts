@@ -50,10 +50,15 @@ const countersOf = new WeakMap<object, Map<string, RateLimiterMemory>>();
 /** The configuration's counter named `keyPrefix`, made on first use. */
 function counter(limits: object, keyPrefix: string, points: number, windowSeconds: number) {
   let named = countersOf.get(limits);
-  if (!named) countersOf.set(limits, (named = new Map()));
+  if (!named) {
+    named = new Map();
+    countersOf.set(limits, named);
+  }
   let found = named.get(keyPrefix);
-  if (!found)
-    named.set(keyPrefix, (found = new RateLimiterMemory({ keyPrefix, points, duration: windowSeconds })));
+  if (!found) {
+    found = new RateLimiterMemory({ keyPrefix, points, duration: windowSeconds });
+    named.set(keyPrefix, found);
+  }
   return found;
 }
 
