@@ -11,6 +11,36 @@ const BATCH = 5000;
 const VIDEO_BATCH = 100;
 const DAY_MS = 86_400_000;
 
+// Users on a plan this code does not know are held to the free plan, as planOf() does.
+// $1: the plan, $2: its cutoff, $3: the plans this code knows.
+const PLAN_FILTER = `(u.plan = $1 OR ($1 = 'free' AND u.plan <> ALL($3::text[])))`;
+
+/** Deletes the plan's rows of `table` created before the cutoff, `batch` a statement; how many. */
+async function purgeRows(table: 'log_entries' | 'video_jobs', batch: number, params: unknown[]) {
+  let count = 0;
+  for (;;) {
+    const deleted = await sql().query<{ id: string }>(
+      `DELETE FROM ${table} WHERE id IN (
+         SELECT t.id FROM ${table} t JOIN users u ON u.id = t.user_id
+         WHERE ${PLAN_FILTER} AND t.created_at < $2::timestamptz LIMIT ${batch})
+       RETURNING id`,
+      params,
+    );
+    count += deleted.length;
+    if (deleted.length < batch) return count;
+  }
+}
+
+/** Deletes the plan's hourly totals in `table` before the cutoff; how many. */
+async function purgeTotals(table: 'log_rollups' | 'model_rollups', params: unknown[]) {
+  const gone = await sql().query<{ hour: Date }>(
+    `DELETE FROM ${table} r USING users u
+     WHERE u.id = r.user_id AND ${PLAN_FILTER} AND r.hour < $2::timestamptz RETURNING r.hour`,
+    params,
+  );
+  return gone.length;
+}
+
 export async function purgeExpiredLogs(
   now = new Date(),
 ): Promise<{ entries: number; rollups: number; videoJobs: number }> {
@@ -20,42 +50,11 @@ export async function purgeExpiredLogs(
   const known = Object.keys(PLANS);
   for (const plan of Object.values(PLANS)) {
     const cutoff = new Date(now.getTime() - plan.logRetentionDays * DAY_MS).toISOString();
-    // Users on a plan this code does not know are held to the free plan, as planOf() does.
-    const planFilter = `(u.plan = $1 OR ($1 = 'free' AND u.plan <> ALL($3::text[])))`;
-    for (;;) {
-      const deleted = await sql().query<{ id: string }>(
-        `DELETE FROM log_entries WHERE id IN (
-           SELECT l.id FROM log_entries l JOIN users u ON u.id = l.user_id
-           WHERE ${planFilter} AND l.created_at < $2::timestamptz LIMIT ${BATCH})
-         RETURNING id`,
-        [plan.id, cutoff, known],
-      );
-      entries += deleted.length;
-      if (deleted.length < BATCH) break;
-    }
-    const gone = await sql().query<{ hour: Date }>(
-      `DELETE FROM log_rollups r USING users u
-       WHERE u.id = r.user_id AND ${planFilter} AND r.hour < $2::timestamptz RETURNING r.hour`,
-      [plan.id, cutoff, known],
-    );
-    rollups += gone.length;
-    const goneModels = await sql().query<{ hour: Date }>(
-      `DELETE FROM model_rollups r USING users u
-       WHERE u.id = r.user_id AND ${planFilter} AND r.hour < $2::timestamptz RETURNING r.hour`,
-      [plan.id, cutoff, known],
-    );
-    rollups += goneModels.length;
-    for (;;) {
-      const deleted = await sql().query<{ id: string }>(
-        `DELETE FROM video_jobs WHERE id IN (
-           SELECT j.id FROM video_jobs j JOIN users u ON u.id = j.user_id
-           WHERE ${planFilter} AND j.created_at < $2::timestamptz LIMIT ${VIDEO_BATCH})
-         RETURNING id`,
-        [plan.id, cutoff, known],
-      );
-      videoJobs += deleted.length;
-      if (deleted.length < VIDEO_BATCH) break;
-    }
+    const params = [plan.id, cutoff, known];
+    entries += await purgeRows('log_entries', BATCH, params);
+    rollups += await purgeTotals('log_rollups', params);
+    rollups += await purgeTotals('model_rollups', params);
+    videoJobs += await purgeRows('video_jobs', VIDEO_BATCH, params);
   }
   return { entries, rollups, videoJobs };
 }
