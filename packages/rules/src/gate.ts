@@ -50,6 +50,8 @@ export const REANALYSIS_PERIODS = ['daily', 'weekly', 'monthly', 'never'] as con
 export const RESPONSE_FORMAT_TYPES = ['text', 'json_object', 'json_schema'] as const;
 export const SPENDING_PERIODS = ['monthly', 'daily'] as const;
 export const SPENDING_ENFORCEMENTS = ['alert_only', 'block'] as const;
+/** A gate's spending status, which the server decides (never set by a client). */
+export const SPENDING_STATUSES = ['active', 'suspended'] as const;
 export const OVERRIDABLE_FIELDS = ['model', 'temperature', 'maxTokens', 'topP'] as const;
 export const GATE_TYPES = ['standard', 'agent'] as const;
 export const AGENT_MODES = ['observability', 'orchestrated'] as const;

@@ -6,6 +6,7 @@
 import { sessionKeySchema } from '@gatehouse/rules/agent';
 import { dateTimeSchema, EARLIEST_DATE, isAcceptedDate } from '@gatehouse/rules/dates';
 import { isUuid } from '@gatehouse/rules/ids';
+import { LOG_STATUSES } from '@gatehouse/rules/logs';
 import { z } from 'zod';
 import { sql } from '../db/client.ts';
 import { NotFoundError, parseWith } from './errors.ts';
@@ -42,7 +43,7 @@ export const logQuerySchema = z
       })
       .optional(),
     gateId: z.uuid('must be a gate UUID').optional(),
-    status: z.enum(['success', 'failed']).optional(),
+    status: z.enum(LOG_STATUSES).optional(),
     // The client's session id (x-gatehouse-session-id), on any gate.
     sessionId: sessionKeySchema.optional(),
     since: dateTimeSchema.optional(),

@@ -1,9 +1,10 @@
 /** Spending periods and the spendingStatus rule; shared by gate updates and the data plane. */
+import type { SPENDING_ENFORCEMENTS, SPENDING_PERIODS, SPENDING_STATUSES } from '@gatehouse/rules/gate';
 import { sql } from '../db/client.ts';
 
-export type SpendingPeriod = 'daily' | 'monthly';
-export type SpendingEnforcement = 'alert_only' | 'block';
-export type SpendingStatus = 'active' | 'suspended';
+export type SpendingPeriod = (typeof SPENDING_PERIODS)[number];
+export type SpendingEnforcement = (typeof SPENDING_ENFORCEMENTS)[number];
+export type SpendingStatus = (typeof SPENDING_STATUSES)[number];
 
 /** Start (UTC) of the period that contains `at`. */
 export function periodStart(period: SpendingPeriod, at: Date): Date {

@@ -1,4 +1,5 @@
-import { hasFilters, type LogFilters, STATUSES, TIME_PRESETS, type TimePreset } from './logSearch.ts';
+import { LOG_STATUSES } from '@gatehouse/rules/logs';
+import { hasFilters, type LogFilters, TIME_PRESETS, type TimePreset } from './logSearch.ts';
 
 const PRESET_LABELS: Record<TimePreset, string> = {
   '1h': 'Last hour',
@@ -72,12 +73,12 @@ export function LogFilterBar({
           id="filter-status"
           value={filters.status ?? ''}
           onChange={(event) => {
-            const status = STATUSES.find((s) => s === event.target.value);
+            const status = LOG_STATUSES.find((s) => s === event.target.value);
             onChange(withFilter(filters, 'status', status));
           }}
         >
           <option value="">All statuses</option>
-          {STATUSES.map((status) => (
+          {LOG_STATUSES.map((status) => (
             <option key={status} value={status}>
               {STATUS_LABELS[status]}
             </option>

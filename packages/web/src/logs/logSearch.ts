@@ -3,6 +3,7 @@
  * cursors of the pages before it, since the server pages forward only) and the open entry.
  * A copied link reopens exactly what was on screen.
  */
+import { LOG_STATUSES, type LogStatus } from '@gatehouse/rules/logs';
 import { toEnum } from '../graphqlEnums.ts';
 
 export const LOG_PAGE_SIZE = 50;
@@ -16,9 +17,6 @@ const PRESET_MS: Record<TimePreset, number> = {
   '7d': 7 * 86_400_000,
   '30d': 30 * 86_400_000,
 };
-
-export const STATUSES = ['success', 'failed'] as const;
-export type LogStatus = (typeof STATUSES)[number];
 
 export type LogFilters = {
   gateId?: string;
@@ -47,7 +45,7 @@ const CURSOR = /^[A-Za-z0-9_-]+={0,2}$/;
 const isPreset = (value: string | null): value is TimePreset =>
   value !== null && (TIME_PRESETS as readonly string[]).includes(value);
 const isStatus = (value: string | null): value is LogStatus =>
-  value !== null && (STATUSES as readonly string[]).includes(value);
+  value !== null && (LOG_STATUSES as readonly string[]).includes(value);
 
 /** An ISO instant from the address, or undefined when it is not a date (a hand-edited link). */
 function instant(value: string | null): string | undefined {

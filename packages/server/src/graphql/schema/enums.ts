@@ -18,13 +18,14 @@ import {
   ROUTING_STRATEGIES,
   SPENDING_ENFORCEMENTS,
   SPENDING_PERIODS,
+  SPENDING_STATUSES,
   TASK_SUBTYPES,
   TASK_TYPES,
 } from '@gatehouse/rules/gate';
+import { LOG_STATUSES } from '@gatehouse/rules/logs';
 import type { EnumRef, SchemaTypes } from '@pothos/core';
 import { GATE_CHANGE_KINDS } from '../../domain/gateVersions.ts';
-import { logQuerySchema, seriesQuerySchema } from '../../domain/logs.ts';
-import type { SpendingStatus as SpendingStatusValue } from '../../domain/spending.ts';
+import { seriesQuerySchema } from '../../domain/logs.ts';
 import { builder } from '../builder.ts';
 
 type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T extends SchemaTypes> ? T : never;
@@ -52,12 +53,6 @@ function choiceEnum<const T extends readonly string[]>(
   return builder.enumType(name, { description, values }) as EnumRef<Types, string, T[number]>;
 }
 
-// domain/spending.ts has the type only; the record makes a new status a type error here.
-const SPENDING_STATUSES = Object.keys({
-  active: true,
-  suspended: true,
-} satisfies Record<SpendingStatusValue, true>) as SpendingStatusValue[];
-
 export const TaskType = choiceEnum('TaskType', TASK_TYPES);
 export const TaskSubtype = choiceEnum('TaskSubtype', TASK_SUBTYPES);
 export const RoutingStrategy = choiceEnum('RoutingStrategy', ROUTING_STRATEGIES);
@@ -67,7 +62,7 @@ export const ResponseFormatType = choiceEnum('ResponseFormatType', RESPONSE_FORM
 export const SpendingPeriod = choiceEnum('SpendingPeriod', SPENDING_PERIODS);
 export const SpendingEnforcement = choiceEnum('SpendingEnforcement', SPENDING_ENFORCEMENTS);
 export const SpendingStatus = choiceEnum('SpendingStatus', SPENDING_STATUSES);
-export const LogStatus = choiceEnum('LogStatus', logQuerySchema.shape.status.unwrap().options);
+export const LogStatus = choiceEnum('LogStatus', LOG_STATUSES);
 export const LogSeriesBucket = choiceEnum('LogSeriesBucket', seriesQuerySchema.shape.bucket.unwrap().options);
 export const PlanId = choiceEnum('PlanId', PLAN_IDS);
 export const GateType = choiceEnum('GateType', GATE_TYPES);
