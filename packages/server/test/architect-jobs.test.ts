@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { prisma } from '../src/db/client.ts';
 import { runDueAnalyses, shouldApply } from '../src/domain/architectJobs.ts';
 import { GateChangedMeanwhile, updateGate } from '../src/domain/gates.ts';
-import { useTestApp } from './support/app.ts';
+import { databaseKind, useTestApp } from './support/app.ts';
 import { createGate, signUpUser } from './support/factories.ts';
 
 const app = useTestApp();
@@ -157,6 +157,48 @@ describe('scheduled re-analysis', () => {
     const versions = await prisma.gateVersion.findMany({ where: { gateId: gate.id } });
     expect(versions.map((v) => v.changedBy).sort()).toEqual(['user', 'user']);
   });
+
+  // PostgreSQL: a row lock held by another connection. (PGlite has one connection: transactions
+  // take turns, so nothing can change a row while the apply holds it.)
+  it.runIf(databaseKind === 'postgres')(
+    'holds the Architect’s check against the locked row: an owner’s change committed while the apply waited for the lock wins',
+    async () => {
+      const user = await signUpUser(app);
+      const gate = await createGate(app, user, { model: 'mock/smart', autoApplyRecommendations: true });
+      let apply: Promise<unknown> = Promise.resolve();
+      await prisma.$transaction(
+        async (tx) => {
+          // The owner's change, not yet committed: the gate as read outside this transaction has
+          // no fallbacks still, so a check of that read would let the apply through.
+          const [{ xid }] = await tx.$queryRaw<{ xid: string }[]>`SELECT pg_current_xact_id()::text AS xid`;
+          await tx.gate.update({ where: { id: gate.id }, data: { fallbackModels: ['mock/echo'] } });
+          apply = updateGate(
+            user.id,
+            gate.id,
+            { model: 'mock/fast' },
+            deps(),
+            { kind: 'architect' },
+            (current) => current.fallbackModels.length === 0,
+          );
+          apply.catch(() => {});
+          // Commit only once the apply waits for this transaction's row lock.
+          for (let waited = 0; ; waited += 20) {
+            const [{ n }] = await prisma.$queryRaw<{ n: number }[]>`
+              SELECT count(*)::int AS n FROM pg_locks
+              WHERE locktype = 'transactionid' AND NOT granted AND transactionid::text = ${xid}`;
+            if (n > 0) break;
+            if (waited > 5000) throw new Error('the apply never waited for the lock');
+            await new Promise((r) => setTimeout(r, 20));
+          }
+        },
+        { timeout: 10_000 },
+      );
+      await expect(apply).rejects.toBeInstanceOf(GateChangedMeanwhile);
+      const now = await prisma.gate.findUniqueOrThrow({ where: { id: gate.id } });
+      expect(now).toMatchObject({ model: 'mock/smart', fallbackModels: ['mock/echo'] });
+      expect(await prisma.gateVersion.count({ where: { gateId: gate.id, changedBy: 'architect' } })).toBe(0);
+    },
+  );
 
   it('takes over a job whose process died while running it, and leaves a slow process nothing to finish', async () => {
     const user = await signUpUser(app);
