@@ -14,8 +14,12 @@ import { createRuntime } from './runtime.ts';
 // live heap of ~45 MB. Growing it by a fifth instead keeps the peak near the live heap, for a full
 // collection (~7 ms, mostly concurrent) about once a second at saturation. Measured: peak RSS
 // under load 537–555 → 358–392 MB (PGlite), 400 → 262 MB (PostgreSQL), throughput unchanged.
-// Set here rather than on the command line so every way of starting the server has it.
-setFlagsFromString('--heap-growing-percent=20');
+// Set here rather than on the command line so every way of starting the server has it, unless
+// node was started with the flag: its price is tail latency, a full collection being a pause of
+// several ms (README, Benchmark), which a deployment may rather pay in memory
+// (`node --heap-growing-percent=0 dist/main.mjs` is V8's own growth; NODE_OPTIONS cannot carry it).
+if (!process.execArgv.some((arg) => arg.startsWith('--heap-growing-percent')))
+  setFlagsFromString('--heap-growing-percent=20');
 
 let config: ReturnType<typeof loadConfig>;
 try {
