@@ -548,7 +548,8 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
       clearInterval(timer);
       await writeOut();
     },
-    stats: () => ({ queued: pending(), written, sanitized, payloadDropped, refused }),
+    /** `mediaBytes`: the bytes of answer files held with the entries not written yet. */
+    stats: () => ({ queued: pending(), mediaBytes, written, sanitized, payloadDropped, refused }),
   };
 }
 

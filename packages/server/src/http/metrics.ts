@@ -45,6 +45,12 @@ export function metricsText(runtime: Runtime): string {
     ],
     ['gatehouse_log_entries_queued', 'gauge', 'Log entries waiting to be written.', logs.queued],
     [
+      'gatehouse_log_queued_media_bytes',
+      'gauge',
+      'Bytes of answer files (images, audio, video) held with the log entries waiting to be written; past 64 MiB, requests wait for the queue.',
+      logs.mediaBytes,
+    ],
+    [
       'gatehouse_event_loop_delay_p99_seconds',
       'gauge',
       "The 99th percentile of the request thread's event-loop delay over the last whole minute.",
