@@ -8,6 +8,11 @@ const flag = z
   .enum(['0', '1', 'true', 'false', ''])
   .default('0')
   .transform((v) => v === '1' || v === 'true');
+/** A flag that is on unless set to 0 or false (empty counts as unset). */
+const flagOn = z
+  .enum(['0', '1', 'true', 'false', ''])
+  .default('1')
+  .transform((v) => v !== '0' && v !== 'false');
 
 /** A comma-separated list of origins (scheme, host, port), each checked to be one. */
 function parseOrigins(list: string, ctx: z.RefinementCtx): string[] {
@@ -38,6 +43,7 @@ const envSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
     .optional()
     .or(z.literal('').transform(() => undefined)),
+  GATEHOUSE_PG_PREPARE: flagOn,
   GATEHOUSE_OPEN_SIGNUP: flag,
   // Empty counts as unset, as the shell leaves `VAR=` unset in effect.
   GATEHOUSE_DEFAULT_PLAN: z.preprocess(
@@ -130,6 +136,12 @@ export type Config = {
   /** PGlite's data directory, used when no databaseUrl is set; `memory://` keeps it in memory. */
   dataDir: string;
   databaseUrl: string | undefined;
+  /**
+   * PostgreSQL: the statements every block-limited request runs are named prepared statements,
+   * parsed and planned once per connection. Off for a pooler that cannot keep them (PgBouncer in
+   * transaction mode without max_prepared_statements).
+   */
+  preparedStatements: boolean;
   openSignup: boolean;
   /** The plan of every account after the first (the first, the admin's, is enterprise). */
   defaultPlan: PlanId;
@@ -194,6 +206,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: e.HOST,
     dataDir: e.DATA_DIR.startsWith('memory://') ? e.DATA_DIR : path.resolve(base, e.DATA_DIR),
     databaseUrl: e.DATABASE_URL,
+    preparedStatements: e.GATEHOUSE_PG_PREPARE,
     openSignup: e.GATEHOUSE_OPEN_SIGNUP,
     defaultPlan: e.GATEHOUSE_DEFAULT_PLAN,
     secureCookies: e.GATEHOUSE_SECURE_COOKIES,

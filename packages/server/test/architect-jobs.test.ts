@@ -170,7 +170,7 @@ describe('scheduled re-analysis', () => {
         async (tx) => {
           // The owner's change, not yet committed: the gate as read outside this transaction has
           // no fallbacks still, so a check of that read would let the apply through.
-          const [{ xid }] = await tx.$queryRaw<{ xid: string }[]>`SELECT pg_current_xact_id()::text AS xid`;
+          const [mine] = await tx.$queryRaw<{ xid: string }[]>`SELECT pg_current_xact_id()::text AS xid`;
           await tx.gate.update({ where: { id: gate.id }, data: { fallbackModels: ['mock/echo'] } });
           apply = updateGate(
             user.id,
@@ -183,10 +183,10 @@ describe('scheduled re-analysis', () => {
           apply.catch(() => {});
           // Commit only once the apply waits for this transaction's row lock.
           for (let waited = 0; ; waited += 20) {
-            const [{ n }] = await prisma.$queryRaw<{ n: number }[]>`
+            const [waiting] = await prisma.$queryRaw<{ n: number }[]>`
               SELECT count(*)::int AS n FROM pg_locks
-              WHERE locktype = 'transactionid' AND NOT granted AND transactionid::text = ${xid}`;
-            if (n > 0) break;
+              WHERE locktype = 'transactionid' AND NOT granted AND transactionid::text = ${mine?.xid}`;
+            if ((waiting?.n ?? 0) > 0) break;
             if (waited > 5000) throw new Error('the apply never waited for the lock');
             await new Promise((r) => setTimeout(r, 20));
           }

@@ -84,10 +84,11 @@ const RESERVE = `WITH asked AS (
   RETURNING coalesce(fits.n, 0)::integer AS n, spending_period_start`;
 
 const reserveBatch = groupCommit<number, Reservation | null>(async (gateId, amounts) => {
-  const [row] = await sql().query<{ n: number; spending_period_start: Date }>(RESERVE, [
-    gateId,
-    amounts.map((a) => a.toFixed(10)),
-  ]);
+  const [row] = await sql().query<{ n: number; spending_period_start: Date }>(
+    RESERVE,
+    [gateId, amounts.map((a) => a.toFixed(10))],
+    { prepare: true },
+  );
   const accepted = row?.n ?? 0;
   return amounts.map((amount, i) =>
     row && i < accepted ? { gateId, amount, periodStart: row.spending_period_start } : null,
@@ -125,6 +126,7 @@ const settleBatch = groupCommit<{ reservation: Reservation; actual: number }, vo
          CASE WHEN spending_period_start = $2 THEN spending_current - $3::numeric ELSE spending_current END + $4::numeric, 0)
        WHERE id = $1::uuid`,
       [gateId, sum.periodStart, sum.reserved.toFixed(10), sum.actual.toFixed(10)],
+      { prepare: true },
     );
   }
   return batch.map(() => undefined);
@@ -154,6 +156,7 @@ export async function addSpending(gateId: string, amount: number): Promise<Settl
      RETURNING (spending_limit IS NOT NULL AND spending_current >= spending_limit) AS over,
                (spending_alerted_at IS DISTINCT FROM before.alerted_before) AS crossed`,
     [gateId, amount],
+    { prepare: true },
   );
   return { overLimit: rows[0]?.over ?? false, crossed: rows[0]?.crossed ?? false };
 }

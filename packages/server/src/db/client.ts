@@ -47,11 +47,13 @@ export async function connectDatabase(opts: {
   dataDir: string;
   migrate?: boolean;
   schema?: string;
+  /** PostgreSQL only: queries asked to be prepared are (Config.preparedStatements); on unless false. */
+  preparedStatements?: boolean;
 }): Promise<Database> {
   const migrating = opts.migrate !== false;
   if (!opts.databaseUrl && migrating && isNewDataDir(opts.dataDir)) await installPglite(opts.dataDir);
   const sql = opts.databaseUrl
-    ? await openPostgres(opts.databaseUrl, opts.schema)
+    ? await openPostgres(opts.databaseUrl, opts.schema, opts.preparedStatements !== false)
     : await openPglite(opts.dataDir);
   if (migrating) await migrate(sql, migrationsDir);
   const client = new PrismaClient({ adapter: sql.adapter });

@@ -9,7 +9,15 @@ export type SqlDriver = {
   kind: 'pglite' | 'postgres';
   /** Runs a script of one or more statements. */
   exec(sql: string): Promise<void>;
-  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  /**
+   * `prepare`: a statement run on every request, from a constant text. PostgreSQL parses and
+   * plans it once per connection as a named prepared statement (PGlite runs it as any other).
+   */
+  query<T = Record<string, unknown>>(
+    sql: string,
+    params?: unknown[],
+    opts?: { prepare?: boolean },
+  ): Promise<T[]>;
   /** Runs the statements in one transaction: all of them take effect, or none. */
   transaction(statements: { sql: string; params: unknown[] }[]): Promise<void>;
   adapter: PrismaPg | PrismaPGlite;
@@ -34,7 +42,18 @@ export async function openPglite(dataDir: string, where: { process?: boolean } =
 }
 
 /** `schema` isolates a test run inside a shared database; production uses the URL's default. */
-export async function openPostgres(url: string, schema?: string): Promise<SqlDriver> {
+/** A name per statement text: pg keeps the prepared statement on each connection under it. */
+const statementNames = new Map<string, string>();
+function statementName(sql: string): string {
+  let name = statementNames.get(sql);
+  if (name === undefined) {
+    name = `gatehouse_${statementNames.size + 1}`;
+    statementNames.set(sql, name);
+  }
+  return name;
+}
+
+export async function openPostgres(url: string, schema?: string, prepared = true): Promise<SqlDriver> {
   const pool = new pg.Pool({
     connectionString: url,
     max: 10,
@@ -48,7 +67,14 @@ export async function openPostgres(url: string, schema?: string): Promise<SqlDri
     exec: async (sql) => {
       await pool.query(sql);
     },
-    query: async <T>(sql: string, params?: unknown[]) => (await pool.query(sql, params)).rows as T[],
+    query: async <T>(sql: string, params?: unknown[], opts?: { prepare?: boolean }) =>
+      (
+        await pool.query(
+          prepared && opts?.prepare
+            ? { name: statementName(sql), text: sql, values: params }
+            : { text: sql, values: params },
+        )
+      ).rows as T[],
     transaction: async (statements) => {
       const client = await pool.connect();
       try {
