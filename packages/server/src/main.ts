@@ -18,14 +18,16 @@ import { createRuntime } from './runtime.ts';
 // node was started with the flag: its price is tail latency, a full collection being a pause of
 // several ms (README, Benchmark), which a deployment may rather pay in memory
 // (`node --heap-growing-percent=0 dist/main.mjs` is V8's own growth; NODE_OPTIONS cannot carry it).
-if (!process.execArgv.some((arg) => arg.startsWith('--heap-growing-percent')))
+// V8 reads `_` and `-` in a flag's name alike.
+if (!process.execArgv.some((arg) => arg.replaceAll('_', '-').startsWith('--heap-growing-percent')))
   setFlagsFromString('--heap-growing-percent=20');
 
 // WebAssembly (PGlite's PostgreSQL on its thread, Prisma's query compiler here) starts in V8's
 // baseline compiler and a function is compiled again by the optimising one once it has run a
 // budget of code; that compiler's memory stays with glibc afterwards. Ten times V8's budget leaves
-// the functions run only while warming up on the baseline tier: peak RSS under load ~10–15 MB
-// lower on PGlite, and the log pages, overview, series and Architect reads as fast (bench:logs).
+// the functions run only while warming up on the baseline tier: on PGlite RSS once ready ~10 MB
+// lower and the peak under load steadier (330–334 MB in four rounds, 315–355 before), and the log
+// pages, overview, series and Architect reads as fast (bench:logs).
 setFlagsFromString('--wasm-tiering-budget=18000000');
 
 let config: ReturnType<typeof loadConfig>;

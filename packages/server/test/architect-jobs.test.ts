@@ -170,7 +170,7 @@ describe('scheduled re-analysis', () => {
         async (tx) => {
           // The owner's change, not yet committed: the gate as read outside this transaction has
           // no fallbacks still, so a check of that read would let the apply through.
-          const [mine] = await tx.$queryRaw<{ xid: string }[]>`SELECT pg_current_xact_id()::text AS xid`;
+          const [mine] = await tx.$queryRaw<{ xid: string }[]>`SELECT pg_current_xact_id()::xid::text AS xid`;
           await tx.gate.update({ where: { id: gate.id }, data: { fallbackModels: ['mock/echo'] } });
           apply = updateGate(
             user.id,

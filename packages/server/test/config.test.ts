@@ -51,3 +51,13 @@ describe('the Architect’s settings', () => {
     );
   });
 });
+
+describe('PostgreSQL’s prepared statements', () => {
+  it('are on unless GATEHOUSE_PG_PREPARE is 0 or false', () => {
+    expect(loadConfig({}).preparedStatements).toBe(true);
+    expect(loadConfig({ GATEHOUSE_PG_PREPARE: '' }).preparedStatements).toBe(true);
+    expect(loadConfig({ GATEHOUSE_PG_PREPARE: '0' }).preparedStatements).toBe(false);
+    expect(loadConfig({ GATEHOUSE_PG_PREPARE: 'false' }).preparedStatements).toBe(false);
+    expect(() => loadConfig({ GATEHOUSE_PG_PREPARE: 'maybe' })).toThrow(/GATEHOUSE_PG_PREPARE/);
+  });
+});

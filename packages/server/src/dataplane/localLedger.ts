@@ -11,6 +11,7 @@ import {
   reevaluateSpendingStatus,
   type SpendingEnforcement,
   type SpendingPeriod,
+  type SpendingStatus,
 } from '../domain/spending.ts';
 import type { Reservation, Settlement, SpendingLedger } from './ledger.ts';
 
@@ -21,7 +22,7 @@ type GateSpending = {
   period: SpendingPeriod;
   current: number;
   periodStart: Date;
-  status: 'active' | 'suspended';
+  status: SpendingStatus;
   alertedAt: Date | null;
   /** Changed since last written. */
   dirty: boolean;
@@ -33,7 +34,7 @@ type Row = {
   spending_limit_period: SpendingPeriod;
   spending_current: string | number;
   spending_period_start: Date | string;
-  spending_status: 'active' | 'suspended';
+  spending_status: SpendingStatus;
   spending_alerted_at: Date | string | null;
 };
 

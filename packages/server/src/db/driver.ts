@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
@@ -41,18 +42,28 @@ export async function openPglite(dataDir: string, where: { process?: boolean } =
   };
 }
 
-/** `schema` isolates a test run inside a shared database; production uses the URL's default. */
-/** A name per statement text: pg keeps the prepared statement on each connection under it. */
+/**
+ * A name per statement text, from its hash: a statement has the same name in every process and
+ * version, so a pooler sharing connections between them can never run one under another's name.
+ */
 const statementNames = new Map<string, string>();
 function statementName(sql: string): string {
   let name = statementNames.get(sql);
   if (name === undefined) {
-    name = `gatehouse_${statementNames.size + 1}`;
+    name = `gatehouse_${createHash('sha256').update(sql).digest('hex').slice(0, 24)}`;
     statementNames.set(sql, name);
   }
   return name;
 }
 
+/**
+ * A named statement the connection does not have (26000) or has already (42P05): the connection
+ * is not the one pg prepared it on, as behind a pooler in transaction mode. Both fail before the
+ * statement runs, so it is run again unnamed.
+ */
+const LOST_STATEMENT = new Set(['26000', '42P05']);
+
+/** `schema` isolates a test run inside a shared database; production uses the URL's default. */
 export async function openPostgres(url: string, schema?: string, prepared = true): Promise<SqlDriver> {
   const pool = new pg.Pool({
     connectionString: url,
@@ -62,19 +73,27 @@ export async function openPostgres(url: string, schema?: string, prepared = true
   // Fail at start-up, with the server's own message, rather than at the first request.
   const probe = await pool.connect();
   probe.release();
+  let warnedLost = false;
   return {
     kind: 'postgres',
     exec: async (sql) => {
       await pool.query(sql);
     },
-    query: async <T>(sql: string, params?: unknown[], opts?: { prepare?: boolean }) =>
-      (
-        await pool.query(
-          prepared && opts?.prepare
-            ? { name: statementName(sql), text: sql, values: params }
-            : { text: sql, values: params },
-        )
-      ).rows as T[],
+    query: async <T>(sql: string, params?: unknown[], opts?: { prepare?: boolean }) => {
+      if (!prepared || !opts?.prepare) return (await pool.query({ text: sql, values: params })).rows as T[];
+      try {
+        return (await pool.query({ name: statementName(sql), text: sql, values: params })).rows as T[];
+      } catch (error) {
+        if (!LOST_STATEMENT.has((error as { code?: string }).code ?? '')) throw error;
+        if (!warnedLost) {
+          console.error(
+            'postgres: a prepared statement was not on its connection (a pooler in transaction mode?): running it unnamed; GATEHOUSE_PG_PREPARE=0 stops naming them',
+          );
+          warnedLost = true;
+        }
+        return (await pool.query({ text: sql, values: params })).rows as T[];
+      }
+    },
     transaction: async (statements) => {
       const client = await pool.connect();
       try {

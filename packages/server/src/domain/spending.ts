@@ -75,7 +75,7 @@ export async function reevaluateSpendingStatus(gateId: string): Promise<void> {
 /** The start of the gate's current period (UTC day or month), computed by the database. */
 export const SQL_PERIOD_START = `(date_trunc(CASE WHEN spending_limit_period = 'daily' THEN 'day' ELSE 'month' END, now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')`;
 
-export type HeldSpending = { current: number; periodStart: Date; status: 'active' | 'suspended' };
+export type HeldSpending = { current: number; periodStart: Date; status: SpendingStatus };
 
 /**
  * What the control plane asks of the data plane's spending ledger (runtime.ts hands it over):

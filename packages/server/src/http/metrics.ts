@@ -47,7 +47,7 @@ export function metricsText(runtime: Runtime): string {
     [
       'gatehouse_log_queued_media_bytes',
       'gauge',
-      'Bytes of answer files (images, audio, video) held with the log entries waiting to be written; past 64 MiB, requests wait for the queue.',
+      "Bytes of answer files (images, audio, video) held with the log entries waiting to be written; past the queue's limit (64 MiB by default), requests wait for it.",
       logs.mediaBytes,
     ],
     [
