@@ -137,9 +137,9 @@ export type Config = {
   dataDir: string;
   databaseUrl: string | undefined;
   /**
-   * PostgreSQL: the statements every block-limited request runs are named prepared statements,
-   * parsed and planned once per connection. Off for a pooler that cannot keep them (PgBouncer in
-   * transaction mode without max_prepared_statements).
+   * PostgreSQL: the spending and agent-session statements run on a request's path are named
+   * prepared statements, parsed and planned once per connection. Off for a pooler that cannot
+   * keep them (PgBouncer in transaction mode without max_prepared_statements).
    */
   preparedStatements: boolean;
   openSignup: boolean;

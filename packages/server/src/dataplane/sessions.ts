@@ -59,10 +59,12 @@ export async function openSession(
      VALUES ($1::uuid, $2::uuid, $3::uuid, $4, 'active', $5, $6, $6, $6)
      ON CONFLICT (gate_id, session_key) DO NOTHING`,
     [randomUUID(), gate.id, userId, key, topic?.slice(0, TOPIC_LENGTH) ?? null, now],
+    { prepare: true },
   );
   const [row] = await sql().query<Row>(
     'SELECT id, status, request_count FROM agent_sessions WHERE gate_id = $1::uuid AND session_key = $2',
     [gate.id, key],
+    { prepare: true },
   );
   if (!row) throw new Error(`session ${key} of gate ${gate.id} vanished as it was opened`);
   if (row.status === 'budget_exceeded') throw budgetExceeded(key);
@@ -91,6 +93,7 @@ export async function reserveSession(session: OpenSession, amount: number): Prom
        AND spending_current + spending_reserved + $2::numeric <= $3::numeric
      RETURNING id`,
     [session.id, amount.toFixed(10), session.limit.toFixed(10)],
+    { prepare: true },
   );
   if (rows.length === 0) {
     await sql().query(
@@ -158,6 +161,7 @@ export async function settleSession(session: OpenSession, s: SessionSettlement):
       session.limit === null ? null : session.limit.toFixed(10),
       session.runaway,
     ],
+    { prepare: true },
   );
   session.reserved = 0;
   return row?.status ?? session.status;
