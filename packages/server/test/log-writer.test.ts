@@ -6,25 +6,29 @@ import { createGate, signUpUser } from './support/factories.ts';
 
 const app = useTestApp();
 
-it('keeps entries queued while the log table cannot be written, and writes them all once it can', async () => {
+/** A new gate's maker of successful chat entries, by id. */
+async function entryMaker() {
   const user = await signUpUser(app);
   const gate = await createGate(app, user);
+  return (id: string) => ({
+    id,
+    userId: user.id,
+    gateId: gate.id,
+    gateName: gate.name,
+    endpoint: '/v3/chat',
+    success: true,
+    statusCode: 200,
+  });
+}
+
+it('keeps entries queued while the log table cannot be written, and writes them all once it can', async () => {
+  const entry = await entryMaker();
   const writer = createLogWriter({ intervalMs: 20 });
   const ids = [randomUUID(), randomUUID(), randomUUID()];
   // Not a problem with the entries themselves: the table is away (as in an outage).
   await app.db.driver.exec('ALTER TABLE log_entries RENAME TO log_entries_away');
   try {
-    for (const id of ids) {
-      await writer.add({
-        id,
-        userId: user.id,
-        gateId: gate.id,
-        gateName: gate.name,
-        endpoint: '/v3/chat',
-        success: true,
-        statusCode: 200,
-      });
-    }
+    for (const id of ids) await writer.add(entry(id));
     await new Promise((r) => setTimeout(r, 250));
     expect(writer.stats()).toMatchObject({ queued: 3, written: 0 });
   } finally {
@@ -36,18 +40,8 @@ it('keeps entries queued while the log table cannot be written, and writes them 
 });
 
 it('leaves out an entry that cannot be encoded even without its payload, stores the ones around it, and gives back its files’ bytes', async () => {
-  const user = await signUpUser(app);
-  const gate = await createGate(app, user);
+  const entry = await entryMaker();
   const writer = createLogWriter({ intervalMs: 20 });
-  const entry = (id: string) => ({
-    id,
-    userId: user.id,
-    gateId: gate.id,
-    gateName: gate.name,
-    endpoint: '/v3/chat',
-    success: true,
-    statusCode: 200,
-  });
   const [before, broken, after] = [randomUUID(), randomUUID(), randomUUID()];
   await writer.add(entry(before));
   // A count no JSON can hold, outside the payload that is dropped first.
