@@ -10,6 +10,7 @@ import { createLogWriter, type LogEntryData } from '../src/dataplane/logWriter.t
 import { useTestApp } from './support/app.ts';
 import { answerOf, chat, completions, logEntriesOf, say } from './support/chat.ts';
 import { createGate, signUpUser } from './support/factories.ts';
+import { entryMaker } from './support/logs.ts';
 
 const app = useTestApp();
 
@@ -66,21 +67,12 @@ describe('text PostgreSQL cannot store', () => {
 
 describe('an entry the database refuses all the same', () => {
   it('is retried alone, then counted in the metrics', async () => {
-    const user = await signUpUser(app);
-    const gate = await createGate(app, user);
+    const entry = await entryMaker(app);
     const writer = createLogWriter({ intervalMs: 20 });
     const good = randomUUID();
-    const base = {
-      userId: user.id,
-      gateId: gate.id,
-      gateName: gate.name,
-      endpoint: '/v3/chat',
-      success: true,
-      statusCode: 200,
-    };
-    await writer.add({ ...base, id: good });
+    await writer.add(entry(good));
     // Not a UUID: the database refuses this row whatever is done to its text.
-    await writer.add({ ...base, id: randomUUID(), userId: 'not-a-user-id' });
+    await writer.add({ ...entry(randomUUID()), userId: 'not-a-user-id' });
     await writer.close();
     expect(writer.stats()).toMatchObject({ written: 1, refused: 1 });
     expect(await app.db.prisma.logEntry.count({ where: { id: good } })).toBe(1);

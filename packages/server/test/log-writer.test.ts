@@ -2,27 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { expect, it } from 'vitest';
 import { createLogWriter } from '../src/dataplane/logWriter.ts';
 import { useTestApp } from './support/app.ts';
-import { createGate, signUpUser } from './support/factories.ts';
+import { entryMaker } from './support/logs.ts';
 
 const app = useTestApp();
 
-/** A new gate's maker of successful chat entries, by id. */
-async function entryMaker() {
-  const user = await signUpUser(app);
-  const gate = await createGate(app, user);
-  return (id: string) => ({
-    id,
-    userId: user.id,
-    gateId: gate.id,
-    gateName: gate.name,
-    endpoint: '/v3/chat',
-    success: true,
-    statusCode: 200,
-  });
-}
-
 it('keeps entries queued while the log table cannot be written, and writes them all once it can', async () => {
-  const entry = await entryMaker();
+  const entry = await entryMaker(app);
   const writer = createLogWriter({ intervalMs: 20 });
   const ids = [randomUUID(), randomUUID(), randomUUID()];
   // Not a problem with the entries themselves: the table is away (as in an outage).
@@ -40,7 +25,7 @@ it('keeps entries queued while the log table cannot be written, and writes them 
 });
 
 it('leaves out an entry that cannot be encoded even without its payload, stores the ones around it, and gives back its files’ bytes', async () => {
-  const entry = await entryMaker();
+  const entry = await entryMaker(app);
   const writer = createLogWriter({ intervalMs: 20 });
   const [before, broken, after] = [randomUUID(), randomUUID(), randomUUID()];
   await writer.add(entry(before));

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import type { LogEntryData } from '../../src/dataplane/logWriter.ts';
 import type { TestApp } from './app.ts';
-import type { TestUser } from './factories.ts';
+import { createGate, signUpUser, type TestUser } from './factories.ts';
 
 export type LogRow = {
   id: string;
@@ -161,4 +161,19 @@ export function byNewest(a: { created_at: string; id: string }, b: { created_at:
 
 function stringify(query: Record<string, string | number>): Record<string, string> {
   return Object.fromEntries(Object.entries(query).map(([k, v]) => [k, String(v)]));
+}
+
+/** A new user's new gate, and a maker of successful chat entries on it by id (for the log writer). */
+export async function entryMaker(app: TestApp): Promise<(id: string) => LogEntryData> {
+  const user = await signUpUser(app);
+  const gate = await createGate(app, user);
+  return (id) => ({
+    id,
+    userId: user.id,
+    gateId: gate.id,
+    gateName: gate.name,
+    endpoint: '/v3/chat',
+    success: true,
+    statusCode: 200,
+  });
 }
