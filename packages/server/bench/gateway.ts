@@ -13,6 +13,7 @@ import path from 'node:path';
 import {
   buildServer,
   cpuMs,
+  cpuPerRequest,
   type Database,
   ensureWrk,
   newDatabase,
@@ -156,7 +157,41 @@ async function streaming(
   };
 }
 
+type Cpu = Awaited<ReturnType<typeof cpuPerRequest<number>>>;
+const us = (n: number) => `${n.toFixed(0)} µs`;
+
+/** The gateway's CPU per request by part, beside the bare proxy's and Portkey's in the same run. */
+function cpuFigures(name: string, load: Cpu, proxy: Cpu, portkey: number | null) {
+  const gateway = load.perPart.gateway ?? 0;
+  const others = gateway - load.main - load.busiest;
+  const threads =
+    name === 'PGlite'
+      ? `main thread ${us(load.main)}, database thread ${us(load.busiest)}, other threads ${us(others)}`
+      : `main thread ${us(load.main)}, other threads ${us(gateway - load.main)}; PostgreSQL server ${us(load.postgres)}`;
+  return (
+    `gateway ${us(gateway)} (${threads}), bare proxy ${us(proxy.perPart.proxy ?? 0)}` +
+    `${portkey === null ? '' : `, Portkey ${us(portkey)}`}; upstream ${us(load.perPart.upstream ?? 0)} / ` +
+    `${us(proxy.perPart.upstream ?? 0)}, wrk and the rest ${us(load.rest)} / ${us(proxy.rest)} ` +
+    `(through the gateway / the proxy); machine ${(load.busyShare * 100).toFixed(0)}% / ` +
+    `${(proxy.busyShare * 100).toFixed(0)}% busy`
+  );
+}
+
+/**
+ * With every core busy, requests per second go as the inverse of the whole machine's CPU per
+ * request: at 0.5 of the bare proxy's rate, the machine may spend twice the proxy run's CPU per
+ * request, of which the upstream and wrk take their share; the gateway and its database the rest.
+ */
+function cpuBudget(load: Cpu, proxy: Cpu) {
+  const proxyRun = (proxy.perPart.proxy ?? 0) + (proxy.perPart.upstream ?? 0) + proxy.rest;
+  const budget = 2 * proxyRun - (load.perPart.upstream ?? 0) - load.rest;
+  const used = (load.perPart.gateway ?? 0) + load.postgres;
+  return `the gateway and its database may use ${us(budget)} a request; they used ${us(used)} (${(used / budget).toFixed(1)}×)`;
+}
+
 type Peers = {
+  upstreamPid: number;
+  proxyPid: number;
   upstreamPort: number;
   proxyUrl: string;
   portkey: Awaited<ReturnType<typeof startPortkey>>;
@@ -195,7 +230,13 @@ async function benchDatabase(db: Database, peers: Peers) {
 
     console.log(`${name}: saturating load through the gateway, wrk c${CONNECTIONS}, ${LOAD_SECONDS} s…`);
     const watch = watchRss(gateway.pid);
-    const gatewayRps = await wrk(viaGateway.url, viaGateway.headers, body, LOAD_SECONDS, CONNECTIONS);
+    const load = await cpuPerRequest(
+      { gateway: gateway.pid, upstream: peers.upstreamPid },
+      gateway.pid,
+      () => wrk(viaGateway.url, viaGateway.headers, body, LOAD_SECONDS, CONNECTIONS),
+      (r) => r * LOAD_SECONDS,
+    );
+    const gatewayRps = load.result;
     const peak = watch();
     await sleep(SETTLE_SECONDS * 1000);
     const after = rssMb(gateway.pid);
@@ -219,12 +260,27 @@ async function benchDatabase(db: Database, peers: Peers) {
       `${name}: throughput of the peers, wrk c${CONNECTIONS}, ${SECONDS} s each (direct, bare proxy, Portkey)…`,
     );
     const directRps = await wrk(direct.url, direct.headers, body, SECONDS, CONNECTIONS);
-    const proxyRps = await wrk(peers.proxyUrl, direct.headers, body, SECONDS, CONNECTIONS);
+    const viaProxy = await cpuPerRequest(
+      { proxy: peers.proxyPid, upstream: peers.upstreamPid },
+      null,
+      () => wrk(peers.proxyUrl, direct.headers, body, SECONDS, CONNECTIONS),
+      (r) => r * SECONDS,
+    );
+    const proxyRps = viaProxy.result;
     let portkeyRps: number | null = null;
     let portkeyPeak: number | null = null;
+    let portkeyCpu: number | null = null;
     if (peers.portkey) {
-      const watchPortkey = watchRss(peers.portkey.pid);
-      portkeyRps = await wrk(peers.portkey.url, peers.portkey.headers, body, SECONDS, CONNECTIONS);
+      const { url, headers: portkeyHeaders, pid } = peers.portkey;
+      const watchPortkey = watchRss(pid);
+      const viaPortkey = await cpuPerRequest(
+        { portkey: pid },
+        null,
+        () => wrk(url, portkeyHeaders, body, SECONDS, CONNECTIONS),
+        (r) => r * SECONDS,
+      );
+      portkeyRps = viaPortkey.result;
+      portkeyCpu = viaPortkey.perPart.portkey ?? null;
       portkeyPeak = watchPortkey();
     }
     row(name, 'throughput: gateway', `${rps(gatewayRps)} (direct ${rps(directRps)})`);
@@ -244,6 +300,8 @@ async function benchDatabase(db: Database, peers: Peers) {
         gatewayRps / portkeyRps >= 5,
       );
     else row(name, 'throughput: gateway / Portkey', 'skipped (Portkey unavailable)');
+    row(name, 'CPU per request under saturating load', cpuFigures(name, load, viaProxy, portkeyCpu));
+    row(name, 'CPU per request: what 0.5 of the bare proxy leaves', cpuBudget(load, viaProxy));
 
     console.log(
       `${name}: latency, open loop at ${RATE} req/s, ${SECONDS} s each (direct, gateway, bare proxy)…`,
@@ -303,6 +361,8 @@ const upstream = await startUpstream();
 const proxy = await startProxy(upstream.port);
 const portkey = await startPortkey(upstream.port);
 const peers: Peers = {
+  upstreamPid: upstream.child.pid as number,
+  proxyPid: proxy.child.pid as number,
   upstreamPort: upstream.port,
   proxyUrl: `http://127.0.0.1:${proxy.port}/v1/chat/completions`,
   portkey,

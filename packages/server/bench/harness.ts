@@ -4,7 +4,15 @@
  * as Linux reports it.
  */
 import { type ChildProcess, execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -33,10 +41,94 @@ export function rssMb(pid: number): number {
   return kb / 1024;
 }
 
+/** CPU time (user + system, in ms) in a /proc `stat` file, of a process or of one of its threads. */
+function statCpuMs(file: string): number {
+  const text = readFileSync(file, 'utf8');
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
 /** CPU time a process has used (user + system), in ms. */
 export function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  return statCpuMs(`/proc/${pid}/stat`);
+}
+
+/** CPU time each thread of a process has used, in ms, by thread id (the main thread's is the pid). */
+export function threadCpuMs(pid: number): Map<number, number> {
+  const threads = new Map<number, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      threads.set(Number(tid), statCpuMs(`/proc/${pid}/task/${tid}/stat`));
+    } catch {} // a thread that ended meanwhile
+  }
+  return threads;
+}
+
+/** CPU time every process named `name` has used, summed, in ms (the PostgreSQL server's backends). */
+export function cpuMsOfAll(name: string): number {
+  let total = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === name) total += cpuMs(Number(pid));
+    } catch {} // a process that ended meanwhile
+  }
+  return total;
+}
+
+/** CPU time the whole machine has been busy, all cores together, in ms (/proc/stat). */
+export function machineBusyMs(): number {
+  const ticks = (readFileSync('/proc/stat', 'utf8').split('\n')[0] as string)
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  // user, nice, system, (idle, iowait,) irq, softirq, steal
+  const busy = [0, 1, 2, 5, 6, 7].reduce((sum, i) => sum + (ticks[i] ?? 0), 0);
+  return (busy * 1000) / 100;
+}
+
+/**
+ * Where the machine's CPU went while `run` answered `requests()` requests: µs per request of each
+ * process in `parts` (the gateway's threads apart), of the PostgreSQL server, and of the rest of
+ * the machine (wrk, this script), and how busy the machine was.
+ */
+export async function cpuPerRequest<T>(
+  parts: Record<string, number>,
+  threadsOf: number | null,
+  run: () => Promise<T>,
+  requests: (result: T) => number,
+) {
+  const before = {
+    parts: Object.fromEntries(Object.entries(parts).map(([k, pid]) => [k, cpuMs(pid)])),
+    threads: threadsOf === null ? new Map<number, number>() : threadCpuMs(threadsOf),
+    postgres: cpuMsOfAll('postgres'),
+    machine: machineBusyMs(),
+    at: performance.now(),
+  };
+  const result = await run();
+  const n = requests(result);
+  const us = (ms: number) => (ms * 1000) / n;
+  const perPart = Object.fromEntries(
+    Object.entries(parts).map(([k, pid]) => [k, us(cpuMs(pid) - (before.parts[k] ?? 0))]),
+  );
+  const threads = [...(threadsOf === null ? [] : threadCpuMs(threadsOf))].map(
+    ([tid, ms]) => [tid, us(ms - (before.threads.get(tid) ?? 0))] as const,
+  );
+  const postgres = us(cpuMsOfAll('postgres') - before.postgres);
+  const machineMs = machineBusyMs() - before.machine;
+  const seconds = (performance.now() - before.at) / 1000;
+  const accounted = Object.values(perPart).reduce((a, b) => a + b, 0) + postgres;
+  return {
+    result,
+    perPart,
+    main: threads.find(([tid]) => tid === threadsOf)?.[1] ?? 0,
+    /** The busiest thread besides the main one: PGlite's database thread, where there is one. */
+    busiest: Math.max(0, ...threads.filter(([tid]) => tid !== threadsOf).map(([, u]) => u)),
+    postgres,
+    rest: Math.max(0, us(machineMs) - accounted),
+    /** The machine's busy time over the run, as a share of all its cores' time. */
+    busyShare: machineMs / 1000 / (seconds * os.cpus().length),
+  };
 }
 
 /** Samples a process's RSS every 100 ms until stopped; returns the highest seen. */
