@@ -74,13 +74,15 @@ export async function openPostgres(url: string, schema?: string, prepared = true
   const probe = await pool.connect();
   probe.release();
   let warnedLost = false;
+  const unnamed = async <T>(sql: string, params?: unknown[]) =>
+    (await pool.query({ text: sql, values: params })).rows as T[];
   return {
     kind: 'postgres',
     exec: async (sql) => {
       await pool.query(sql);
     },
     query: async <T>(sql: string, params?: unknown[], opts?: { prepare?: boolean }) => {
-      if (!prepared || !opts?.prepare) return (await pool.query({ text: sql, values: params })).rows as T[];
+      if (!prepared || !opts?.prepare) return unnamed<T>(sql, params);
       try {
         return (await pool.query({ name: statementName(sql), text: sql, values: params })).rows as T[];
       } catch (error) {
@@ -91,7 +93,7 @@ export async function openPostgres(url: string, schema?: string, prepared = true
           );
           warnedLost = true;
         }
-        return (await pool.query({ text: sql, values: params })).rows as T[];
+        return unnamed<T>(sql, params);
       }
     },
     transaction: async (statements) => {
