@@ -53,6 +53,9 @@ export async function resolveActor(c: Context, opts: { csrf: 'unsafe-methods' | 
   throw new UnauthorizedError('Missing Authorization header: send Authorization: Bearer <API key>');
 }
 
+/** Whether the operator was told, once, that requests seem to come through a proxy not trusted. */
+let proxyHinted = false;
+
 /** Where a request handled in-process (a test's `app.request`) comes from: it has no socket. */
 const NO_SOCKET = 'in-process';
 
@@ -65,6 +68,11 @@ export function clientAddress(c: Context, opts: { trustProxy: boolean }): string
   if (opts.trustProxy) {
     const forwarded = c.req.header('x-forwarded-for')?.split(',').at(-1)?.trim();
     if (forwarded) return forwarded;
+  } else if (!proxyHinted && c.req.header('x-forwarded-for') !== undefined) {
+    proxyHinted = true;
+    console.error(
+      'A request came with X-Forwarded-For while GATEHOUSE_TRUST_PROXY is off: the sign-up and sign-in limits count the address it came from, which behind a reverse proxy is the proxy, one address for every client. Behind a reverse proxy of your own, set GATEHOUSE_TRUST_PROXY=1.',
+    );
   }
   if (!(c.env as { incoming?: IncomingMessage } | undefined)?.incoming) return NO_SOCKET;
   return getConnInfo(c).remote.address ?? NO_SOCKET;
