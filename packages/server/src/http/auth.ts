@@ -53,8 +53,8 @@ export async function resolveActor(c: Context, opts: { csrf: 'unsafe-methods' | 
   throw new UnauthorizedError('Missing Authorization header: send Authorization: Bearer <API key>');
 }
 
-/** Whether the operator was told, once, that requests seem to come through a proxy not trusted. */
-let proxyHinted = false;
+/** The configurations whose operator was told, once, that requests seem to come through a proxy. */
+const proxyHinted = new WeakSet<object>();
 
 /** Where a request handled in-process (a test's `app.request`) comes from: it has no socket. */
 const NO_SOCKET = 'in-process';
@@ -68,8 +68,8 @@ export function clientAddress(c: Context, opts: { trustProxy: boolean }): string
   if (opts.trustProxy) {
     const forwarded = c.req.header('x-forwarded-for')?.split(',').at(-1)?.trim();
     if (forwarded) return forwarded;
-  } else if (!proxyHinted && c.req.header('x-forwarded-for') !== undefined) {
-    proxyHinted = true;
+  } else if (!proxyHinted.has(opts) && c.req.header('x-forwarded-for') !== undefined) {
+    proxyHinted.add(opts);
     console.error(
       'A request came with X-Forwarded-For while GATEHOUSE_TRUST_PROXY is off: the sign-up and sign-in limits count the address it came from, which behind a reverse proxy is the proxy, one address for every client. Behind a reverse proxy of your own, set GATEHOUSE_TRUST_PROXY=1.',
     );
