@@ -163,11 +163,10 @@ const us = (n: number) => `${n.toFixed(0)} µs`;
 /** The gateway's CPU per request by part, beside the bare proxy's and Portkey's in the same run. */
 function cpuFigures(name: string, load: Cpu, proxy: Cpu, portkey: number | null) {
   const gateway = load.perPart.gateway ?? 0;
-  const others = gateway - load.main - load.busiest;
   const threads =
     name === 'PGlite'
-      ? `main thread ${us(load.main)}, database thread ${us(load.busiest)}, other threads ${us(others)}`
-      : `main thread ${us(load.main)}, other threads ${us(gateway - load.main)}; PostgreSQL server ${us(load.postgres)}`;
+      ? `main thread ${us(load.main)}, database thread ${us(load.database)}, other threads ${us(load.others)}`
+      : `main thread ${us(load.main)}, other threads ${us(load.others)}; PostgreSQL server ${load.postgres === null ? 'not on this machine' : us(load.postgres)}`;
   return (
     `gateway ${us(gateway)} (${threads}), bare proxy ${us(proxy.perPart.proxy ?? 0)}` +
     `${portkey === null ? '' : `, Portkey ${us(portkey)}`}; upstream ${us(load.perPart.upstream ?? 0)} / ` +
@@ -178,14 +177,18 @@ function cpuFigures(name: string, load: Cpu, proxy: Cpu, portkey: number | null)
 }
 
 /**
- * With every core busy, requests per second go as the inverse of the whole machine's CPU per
- * request: at 0.5 of the bare proxy's rate, the machine may spend twice the proxy run's CPU per
- * request, of which the upstream and wrk take their share; the gateway and its database the rest.
+ * Requests per second go as the machine's busy share over its CPU per request: at 0.5 of the
+ * bare proxy's rate, as busy as in the two runs, the machine may spend twice the proxy run's CPU
+ * per request (scaled by the busy shares), of which the upstream and wrk take what they took in
+ * the proxy's run (at a lower rate they take more: the budget is the generous one); the gateway
+ * and its database (PostgreSQL's server, on that run) the rest.
  */
-function cpuBudget(load: Cpu, proxy: Cpu) {
-  const proxyRun = (proxy.perPart.proxy ?? 0) + (proxy.perPart.upstream ?? 0) + proxy.rest;
-  const budget = 2 * proxyRun - (load.perPart.upstream ?? 0) - load.rest;
-  const used = (load.perPart.gateway ?? 0) + load.postgres;
+function cpuBudget(name: string, load: Cpu, proxy: Cpu) {
+  const upstreamAndWrk = (proxy.perPart.upstream ?? 0) + proxy.rest;
+  const proxyRun = (proxy.perPart.proxy ?? 0) + upstreamAndWrk;
+  const budget = 2 * (load.busyShare / proxy.busyShare) * proxyRun - upstreamAndWrk;
+  const used = (load.perPart.gateway ?? 0) + (name === 'PostgreSQL' ? (load.postgres ?? 0) : 0);
+  if (budget <= 0) return `nothing: the upstream and wrk take it all; the gateway used ${us(used)}`;
   return `the gateway and its database may use ${us(budget)} a request; they used ${us(used)} (${(used / budget).toFixed(1)}×)`;
 }
 
@@ -301,7 +304,7 @@ async function benchDatabase(db: Database, peers: Peers) {
       );
     else row(name, 'throughput: gateway / Portkey', 'skipped (Portkey unavailable)');
     row(name, 'CPU per request under saturating load', cpuFigures(name, load, viaProxy, portkeyCpu));
-    row(name, 'CPU per request: what 0.5 of the bare proxy leaves', cpuBudget(load, viaProxy));
+    row(name, 'CPU per request: what 0.5 of the bare proxy leaves', cpuBudget(name, load, viaProxy));
 
     console.log(
       `${name}: latency, open loop at ${RATE} req/s, ${SECONDS} s each (direct, gateway, bare proxy)…`,

@@ -53,27 +53,42 @@ export function cpuMs(pid: number): number {
   return statCpuMs(`/proc/${pid}/stat`);
 }
 
-/** CPU time each thread of a process has used, in ms, by thread id (the main thread's is the pid). */
-export function threadCpuMs(pid: number): Map<number, number> {
-  const threads = new Map<number, number>();
+/** CPU time each thread of a process has used, in ms, by thread id (the main thread's is the pid), with its name. */
+export function threadCpuMs(pid: number): Map<number, { name: string; ms: number }> {
+  const threads = new Map<number, { name: string; ms: number }>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
-      threads.set(Number(tid), statCpuMs(`/proc/${pid}/task/${tid}/stat`));
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      threads.set(Number(tid), { name, ms: statCpuMs(`/proc/${pid}/task/${tid}/stat`) });
     } catch {} // a thread that ended meanwhile
   }
   return threads;
 }
 
-/** CPU time every process named `name` has used, summed, in ms (the PostgreSQL server's backends). */
-export function cpuMsOfAll(name: string): number {
-  let total = 0;
+/**
+ * CPU time the PostgreSQL server on this machine has used, in ms: every `postgres` process's, and
+ * what the postmaster's children that ended had used (a backend or autovacuum worker that exits
+ * during a measurement still counts). Null when no `postgres` process runs here (a remote server).
+ */
+export function postgresCpuMs(): number | null {
+  const procs: { pid: number; ppid: number; fields: string[] }[] = [];
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === name) total += cpuMs(Number(pid));
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
+      const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+      procs.push({ pid: Number(pid), ppid: Number(fields[1]), fields });
     } catch {} // a process that ended meanwhile
   }
-  return total;
+  if (procs.length === 0) return null;
+  const pids = new Set(procs.map((p) => p.pid));
+  let ticks = 0;
+  for (const { ppid, fields } of procs) {
+    ticks += Number(fields[11]) + Number(fields[12]);
+    if (!pids.has(ppid)) ticks += Number(fields[13]) + Number(fields[14]); // the postmaster's reaped children
+  }
+  return (ticks * 1000) / 100;
 }
 
 /** CPU time the whole machine has been busy, all cores together, in ms (/proc/stat). */
@@ -82,15 +97,16 @@ export function machineBusyMs(): number {
     .split(/\s+/)
     .slice(1)
     .map(Number);
-  // user, nice, system, (idle, iowait,) irq, softirq, steal
-  const busy = [0, 1, 2, 5, 6, 7].reduce((sum, i) => sum + (ticks[i] ?? 0), 0);
+  // user, nice, system, (idle, iowait,) irq, softirq; not steal: time the hypervisor ran others
+  const busy = [0, 1, 2, 5, 6].reduce((sum, i) => sum + (ticks[i] ?? 0), 0);
   return (busy * 1000) / 100;
 }
 
 /**
  * Where the machine's CPU went while `run` answered `requests()` requests: µs per request of each
- * process in `parts` (the gateway's threads apart), of the PostgreSQL server, and of the rest of
- * the machine (wrk, this script), and how busy the machine was.
+ * process in `parts`, of the threads of `threadsOf` (its main thread, its thread named `pglite`,
+ * the others), of the PostgreSQL server on this machine (null without one), and of the rest of the
+ * machine (wrk, this script), and how busy the machine was.
  */
 export async function cpuPerRequest<T>(
   parts: Record<string, number>,
@@ -98,10 +114,11 @@ export async function cpuPerRequest<T>(
   run: () => Promise<T>,
   requests: (result: T) => number,
 ) {
+  const threadsNow = () => (threadsOf === null ? new Map() : threadCpuMs(threadsOf));
   const before = {
     parts: Object.fromEntries(Object.entries(parts).map(([k, pid]) => [k, cpuMs(pid)])),
-    threads: threadsOf === null ? new Map<number, number>() : threadCpuMs(threadsOf),
-    postgres: cpuMsOfAll('postgres'),
+    threads: threadsNow(),
+    postgres: postgresCpuMs(),
     machine: machineBusyMs(),
     at: performance.now(),
   };
@@ -111,19 +128,23 @@ export async function cpuPerRequest<T>(
   const perPart = Object.fromEntries(
     Object.entries(parts).map(([k, pid]) => [k, us(cpuMs(pid) - (before.parts[k] ?? 0))]),
   );
-  const threads = [...(threadsOf === null ? [] : threadCpuMs(threadsOf))].map(
-    ([tid, ms]) => [tid, us(ms - (before.threads.get(tid) ?? 0))] as const,
-  );
-  const postgres = us(cpuMsOfAll('postgres') - before.postgres);
+  const threads = { main: 0, database: 0, others: 0 };
+  for (const [tid, { name, ms }] of threadsNow()) {
+    const used = us(ms - (before.threads.get(tid)?.ms ?? 0));
+    if (tid === threadsOf) threads.main += used;
+    else if (name === 'pglite') threads.database += used;
+    else threads.others += used;
+  }
+  const postgresNow = postgresCpuMs();
+  const postgres =
+    postgresNow === null || before.postgres === null ? null : us(postgresNow - before.postgres);
   const machineMs = machineBusyMs() - before.machine;
   const seconds = (performance.now() - before.at) / 1000;
-  const accounted = Object.values(perPart).reduce((a, b) => a + b, 0) + postgres;
+  const accounted = Object.values(perPart).reduce((a, b) => a + b, 0) + (postgres ?? 0);
   return {
     result,
     perPart,
-    main: threads.find(([tid]) => tid === threadsOf)?.[1] ?? 0,
-    /** The busiest thread besides the main one: PGlite's database thread, where there is one. */
-    busiest: Math.max(0, ...threads.filter(([tid]) => tid !== threadsOf).map(([, u]) => u)),
+    ...threads,
     postgres,
     rest: Math.max(0, us(machineMs) - accounted),
     /** The machine's busy time over the run, as a share of all its cores' time. */
