@@ -41,10 +41,15 @@ export function rssMb(pid: number): number {
   return kb / 1024;
 }
 
+/** The fields of a /proc `stat` file after the command's name: [1] ppid, [11] utime, [12] stime, ... */
+function statFields(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return text.slice(text.lastIndexOf(')') + 2).split(' ');
+}
+
 /** CPU time (user + system, in ms) in a /proc `stat` file, of a process or of one of its threads. */
 function statCpuMs(file: string): number {
-  const text = readFileSync(file, 'utf8');
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  const fields = statFields(file);
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
@@ -76,8 +81,7 @@ export function postgresCpuMs(): number | null {
     if (!/^\d+$/.test(pid)) continue;
     try {
       if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
-      const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+      const fields = statFields(`/proc/${pid}/stat`);
       procs.push({ pid: Number(pid), ppid: Number(fields[1]), fields });
     } catch {} // a process that ended meanwhile
   }
