@@ -4,15 +4,16 @@ import { PLAN_IDS, type PlanId } from '@gatehouse/rules/account';
 import { z } from 'zod';
 import { PROVIDERS } from './providers/descriptors.ts';
 
-const flag = z
-  .enum(['0', '1', 'true', 'false', ''])
-  .default('0')
-  .transform((v) => v === '1' || v === 'true');
-/** A flag that is on unless set to 0 or false (empty counts as unset). */
-const flagOn = z
-  .enum(['0', '1', 'true', 'false', ''])
-  .default('1')
-  .transform((v) => v !== '0' && v !== 'false');
+/** An on/off variable, 1/true or 0/false; unset or empty is `unset`. */
+const flagUnset = (unset: boolean) =>
+  z
+    .enum(['0', '1', 'true', 'false', ''])
+    .default('')
+    .transform((v) => (v === '' ? unset : v === '1' || v === 'true'));
+/** Off unless set to 1 or true. */
+const flag = flagUnset(false);
+/** On unless set to 0 or false. */
+const flagOn = flagUnset(true);
 
 /** A comma-separated list of origins (scheme, host, port), each checked to be one. */
 function parseOrigins(list: string, ctx: z.RefinementCtx): string[] {
