@@ -153,9 +153,9 @@ describe('logs connection', () => {
   it('refuses bad arguments as BAD_USER_INPUT naming them', async () => {
     const user = await signUpUser(app);
     const cases: [Record<string, unknown>, string][] = [
-      [{ first: 0 }, 'limit'],
-      [{ first: 201 }, 'limit'],
-      [{ after: 'not-a-cursor' }, 'cursor'],
+      [{ first: 0 }, 'first:'],
+      [{ first: 201 }, 'first:'],
+      [{ after: 'not-a-cursor' }, 'after:'],
       [{ gateId: 'gate-1' }, 'gateId'],
       [{ status: 'ok' }, 'status'],
       [{ since: at(HOUR_MS).toISOString(), until: at(0).toISOString() }, 'until'],

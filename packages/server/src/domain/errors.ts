@@ -103,6 +103,21 @@ function describeIssues(issues: FieldIssue[]): string {
   return `Invalid request: ${where}${first.message}${more}`;
 }
 
+/**
+ * The same failure with its fields named as the caller named them: a GraphQL resolver passes
+ * `after` and `first` where the rule reads `cursor` and `limit`. Any other error is returned as is.
+ */
+export function renameIssuePaths(error: unknown, names: Record<string, string>): unknown {
+  if (!(error instanceof ValidationError)) return error;
+  return new ValidationError(
+    error.issues.map((issue) => {
+      const [head = '', ...rest] = issue.path.split('.');
+      const name = names[head];
+      return name === undefined ? issue : { ...issue, path: [name, ...rest].join('.') };
+    }),
+  );
+}
+
 /** Parses with a zod schema, or throws a ValidationError naming each bad field. */
 export function parseWith<T extends z.ZodType>(schema: T, raw: unknown): z.output<T> {
   const parsed = schema.safeParse(raw);

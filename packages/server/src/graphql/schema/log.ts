@@ -1,5 +1,5 @@
 import { GraphQLError } from 'graphql';
-import { ValidationError } from '../../domain/errors.ts';
+import { renameIssuePaths, ValidationError } from '../../domain/errors.ts';
 import {
   encodeCursor,
   getLog,
@@ -171,6 +171,9 @@ builder.queryFields((t) => ({
           ...(args.sessionId != null && { sessionId: args.sessionId }),
           ...(args.since && { since: iso(args.since) }),
           ...(args.until && { until: iso(args.until) }),
+        }).catch((error) => {
+          // The rule names REST's parameters; here they are the connection's arguments.
+          throw renameIssuePaths(error, { cursor: 'after', limit: 'first' });
         });
         return forwardConnection(page, (node) => encodeCursor(node.createdAt, node.id), args.after);
       }),
