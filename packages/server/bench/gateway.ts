@@ -1,11 +1,12 @@
 /**
- * `pnpm bench`: issue 15's targets, each printed with its figure and whether it meets it, on PGlite
- * (a new data directory) and on PostgreSQL (a new database `gatehouse_bench_gateway` on
- * BENCH_POSTGRES_URL's server; skipped when none answers). The gateway runs as a new user runs
- * it: the built server, first started on the new database, logging on, a block spending limit on
- * the gate. Beside it, in the same run: the upstream straight, a bare node:http + undici proxy
- * (bench/proxy.ts, the floor of any Node gateway) and Portkey's open-source gateway. These
- * machines are noisy: only the ratios and differences within one run mean anything.
+ * `pnpm bench`: the gateway's targets (docs/benchmarks.md), each printed with its figure and
+ * whether it meets it, on PGlite (a new data directory) and on PostgreSQL (a new database
+ * `gatehouse_bench_gateway` on BENCH_POSTGRES_URL's server; skipped when none answers). The
+ * gateway runs as a new user runs it: the built server, first started on the new database,
+ * logging on, a block spending limit on the gate. Beside it, in the same run: the upstream
+ * straight, a bare node:http + undici proxy (bench/proxy.ts, the floor of any Node gateway) and
+ * Portkey's open-source gateway. These machines are noisy: only the ratios and differences within
+ * one run mean anything.
  */
 import { execFile } from 'node:child_process';
 import http from 'node:http';
@@ -391,7 +392,7 @@ try {
 
 console.log('');
 console.log(
-  `Gatehouse benchmark (issue 15): /v1/chat/completions, logging on, spending limit: ${SPENDING}, ${new Date().toISOString()}`,
+  `Gatehouse benchmark: /v1/chat/completions, logging on, spending limit: ${SPENDING}, ${new Date().toISOString()}`,
 );
 const width = (k: keyof Row) => Math.max(...rows.map((r) => String(r[k]).length));
 for (const r of rows) {

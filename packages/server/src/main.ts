@@ -16,7 +16,7 @@ import { createRuntime } from './runtime.ts';
 // under load 537–555 → 358–392 MB (PGlite), 400 → 262 MB (PostgreSQL), throughput unchanged.
 // Set here rather than on the command line so every way of starting the server has it, unless
 // node was started with the flag: its price is tail latency, a full collection being a pause of
-// several ms (README, Benchmark), which a deployment may rather pay in memory
+// several ms (docs/benchmarks.md), which a deployment may rather pay in memory
 // (`node --heap-growing-percent=0 dist/main.mjs` is V8's own growth; NODE_OPTIONS cannot carry it).
 // V8 reads `_` and `-` in a flag's name alike.
 if (!process.execArgv.some((arg) => arg.replaceAll('_', '-').startsWith('--heap-growing-percent')))

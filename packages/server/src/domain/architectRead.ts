@@ -1,6 +1,6 @@
 /**
  * Reading a gate's description for the Architect: which task it is, which capabilities the model
- * needs, and a clearer description to offer. Two ways, both documented in the README:
+ * needs, and a clearer description to offer. Two ways, both documented in docs/architect.md:
  * - by a language model, when GATEHOUSE_ARCHITECT_MODEL names a catalog chat model: one chat
  *   request through the gateway's own data plane with a JSON schema, logged and costed under the
  *   owner like any request (gate name "Gatehouse Architect", no gate);
