@@ -152,6 +152,53 @@ describe('a provider that reports more completion tokens than it was allowed', (
   });
 });
 
+describe('suspension', () => {
+  it('comes when spending reaches the limit, not when one request is too big for what is left', async () => {
+    const user = await signUpUser(app);
+    const maxTokens = 100;
+    const worst = worstCaseCost([MODEL], { messages: [{ role: 'user', content: 'hi' }], maxTokens });
+    const limit = Number((3 * worst).toFixed(8));
+    const gate = await createGate(app, user, {
+      model: MODEL,
+      maxTokens,
+      spendingLimit: limit,
+      spendingEnforcement: 'block',
+    });
+    emulator.upstream.reset();
+    emulator.upstream.reply(
+      billing(() => 5, 0),
+      billing((cap) => 50 * (cap ?? 0), 0),
+    );
+
+    // Too big for the whole limit: refused alone, before the provider; the gate stays active.
+    const tooBig = (await race(gate.id, user.auth, 1, 'x'.repeat(100_000)))[0] as Response;
+    expect(tooBig.status).toBe(402);
+    expect(((await tooBig.json()) as { error: { message: string } }).error.message).toMatch(
+      /this request's worst case \$[\d.]+ exceeds what is left of its monthly spending limit/,
+    );
+    expect(emulator.upstream.requests).toHaveLength(0);
+    expect((await readGate(app, user, gate.id)).spendingStatus).toBe('active');
+
+    // A small one passes; the next, billed far past its worst case, takes spending past the limit.
+    const small = (await race(gate.id, user.auth, 1, 'hi'))[0] as Response;
+    expect(small.status).toBe(200);
+    expect((await readGate(app, user, gate.id)).spendingStatus).toBe('active');
+    const overbilled = (await race(gate.id, user.auth, 1, 'hi'))[0] as Response;
+    expect(overbilled.status).toBe(200);
+    const after = await readGate(app, user, gate.id);
+    expect(after.spendingCurrent).toBeGreaterThanOrEqual(limit);
+    expect(after.spendingStatus).toBe('suspended');
+
+    // Now even the smallest request is refused, as a limit reached.
+    const late = (await race(gate.id, user.auth, 1, 'hi'))[0] as Response;
+    expect(late.status).toBe(402);
+    const refusal = (await late.json()) as { error: { message: string; details: Record<string, unknown> } };
+    expect(refusal.error.message).toMatch(/has reached its monthly spending limit/);
+    expect(refusal.error.details).toMatchObject({ reason: 'limit_reached', scope: 'gate', gateId: gate.id });
+    expect(emulator.upstream.requests).toHaveLength(2);
+  });
+});
+
 describe('attempts the provider billed but the gateway could not use', () => {
   const contract = {
     responseFormatEnabled: true,

@@ -66,7 +66,7 @@ describe('an alert_only spending limit', () => {
 });
 
 describe('a block spending limit', () => {
-  it('lets at most N of 200 simultaneous requests through when the limit covers N, then suspends the gate', async () => {
+  it('lets at most N of 200 simultaneous requests through when the limit covers N; a request that fits in what is left still passes', async () => {
     const user = await signUpUser(app);
     const N = 20;
     // Every request waits in the mock, so all of them reserve before any settles its cost.
@@ -103,7 +103,9 @@ describe('a block spending limit', () => {
     const after = await readGate(app, user, gate.id);
     expect(after.spendingCurrent).toBeLessThanOrEqual(limit);
     expect(after.spendingCurrent).toBeCloseTo(charged, 8);
-    expect(after.spendingStatus).toBe('suspended');
+    // Answers cost less than their worst case: the limit is not reached, so the gate is not suspended.
+    expect(after.spendingCurrent).toBeLessThan(limit);
+    expect(after.spendingStatus).toBe('active');
 
     // Each refused request is logged against the gate as a 402.
     const entries = await logEntriesOf(app, gate.id);
@@ -112,20 +114,9 @@ describe('a block spending limit', () => {
       entries.filter((e) => e.statusCode === 402 && !e.success && e.errorCode === 'spending_limit_exceeded'),
     ).toHaveLength(200 - passed);
 
-    // A suspended gate refuses even a request that would fit in what is left.
-    expect((await chat(app, user, gate.id, { messages: say('tiny') })).status).toBe(402);
-
-    // Raising the limit resumes it.
-    const patched = await app.request(`/v1/gates/${gate.id}`, {
-      method: 'PATCH',
-      headers: user.auth,
-      json: { spendingLimit: limit * 10 },
-    });
-    expect(patched.status, await patched.clone().text()).toBe(200);
-    expect(((await patched.json()) as { spendingStatus: string }).spendingStatus).toBe('active');
-    expect((await readGate(app, user, gate.id)).spendingStatus).toBe('active');
-    const resumed = await chat(app, user, gate.id, { messages: say('after the raise') });
-    expect(resumed.status, await resumed.clone().text()).toBe(200);
+    // What the answers left unspent is still there for a request that fits in it.
+    const tiny = await chat(app, user, gate.id, { messages: say('tiny') });
+    expect(tiny.status, await tiny.clone().text()).toBe(200);
   });
 
   it('refuses, one request at a time, the first request whose worst case would pass the limit', async () => {
@@ -149,6 +140,7 @@ describe('a block spending limit', () => {
         answered += 1;
       } else {
         expect(res.status, `request ${i} with $${spent} spent`).toBe(402);
+        expect(((await res.json()) as NativeError).error.message).toMatch(/exceeds what is left/);
         break;
       }
     }
@@ -157,7 +149,47 @@ describe('a block spending limit', () => {
     expect(answered).toBeLessThan(50);
     const after = await readGate(app, user, gate.id);
     expect(after.spendingCurrent).toBeLessThanOrEqual(limit);
-    expect(after.spendingStatus).toBe('suspended');
+    // Refused as too big for what is left, not for a reached limit: the gate is not suspended.
+    expect(after.spendingStatus).toBe('active');
+  });
+
+  it('refuses a request too big for what is left with its own 402, and keeps the gate active for smaller ones', async () => {
+    const user = await signUpUser(app);
+    const maxTokens = 50;
+    const small = worstCaseCost(['mock/echo'], { messages: [{ role: 'user', content: 'hi' }], maxTokens });
+    const limit = Number((10 * small).toFixed(8));
+    const big = 'x'.repeat(200_000);
+    const bigWorst = worstCaseCost(['mock/echo'], { messages: [{ role: 'user', content: big }], maxTokens });
+    expect(bigWorst).toBeGreaterThan(limit);
+    const gate = await createGate(app, user, {
+      maxTokens,
+      spendingLimit: limit,
+      spendingEnforcement: 'block',
+    });
+
+    const refused = await chat(app, user, gate.id, { messages: say(big) });
+    expect(refused.status).toBe(402);
+    const body = (await refused.json()) as NativeError & { error: { details?: Record<string, unknown> } };
+    expect(body.error.code).toBe('spending_limit_exceeded');
+    expect(body.error.message).toMatch(/this request's worst case \$[\d.]+ exceeds what is left/);
+    expect(body.error.message).toContain(gate.name);
+    expect(body.error.details).toMatchObject({
+      scope: 'gate',
+      gateId: gate.id,
+      reason: 'request_exceeds_remaining',
+      limitUsd: limit,
+      remainingUsd: limit,
+    });
+    // Refused before any provider was called: nothing spent, the limit not reached, the gate active.
+    const after = await readGate(app, user, gate.id);
+    expect(after.spendingCurrent).toBe(0);
+    expect(after.spendingStatus).toBe('active');
+    expect((await app.db.prisma.gate.findUniqueOrThrow({ where: { id: gate.id } })).spendingStatus).toBe(
+      'active',
+    );
+    // A request that fits goes on.
+    await answerOf(await chat(app, user, gate.id, { messages: say('hi') }));
+    expect((await readGate(app, user, gate.id)).spendingStatus).toBe('active');
   });
 
   it('answers 402 in the OpenAI error shape on the compatible endpoint', async () => {

@@ -1,11 +1,12 @@
 /**
  * The SQL ledger (PostgreSQL's) reserves and settles in group commits: the calls that arrive
  * while a gate's statement runs go together in the next. A batch must decide exactly as the
- * same calls one by one would: in order, the first that does not fit suspends the gate, and
- * every call after it is refused too.
+ * same calls one by one would: in order, each that fits beside those granted before it. A call
+ * too big for what is left is refused alone and suspends nothing; the gate is suspended when its
+ * spending reaches the limit.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSpendingAccumulator, reserve, settle } from '../src/dataplane/spending.ts';
+import { createSpendingAccumulator, isRefusal, reserve, settle } from '../src/dataplane/spending.ts';
 import type { Database } from '../src/db/client.ts';
 import { openTestDatabase } from './support/app.ts';
 
@@ -44,21 +45,23 @@ describe('reservations in one batch', () => {
     const first = reserve(gate.id, 0.25);
     const batch = [0.25, 0.25, 0.25, 0.25].map((amount) => reserve(gate.id, amount));
     const granted = [await first, ...(await Promise.all(batch))];
-    expect(granted.map((r) => r !== null)).toEqual([true, true, true, true, false]);
+    expect(granted.map((r) => !isRefusal(r))).toEqual([true, true, true, true, false]);
+    expect(granted[4]).toMatchObject({ refused: true, reached: true, remaining: 0, limit: 1 });
     const row = await gateRow(gate.id);
     expect(Number(row.spendingCurrent)).toBe(1);
     expect(row.spendingStatus).toBe('suspended');
   });
 
-  it('refuses every call after the first that does not fit, even smaller ones that would', async () => {
+  it('grants a smaller call after one too big for what is left, and suspends nothing for the refusal', async () => {
     const gate = await blockGate(1);
     const first = reserve(gate.id, 0.5);
-    const batch = [0.75, 0.25, 0.25].map((amount) => reserve(gate.id, amount));
+    const batch = [0.75, 0.25].map((amount) => reserve(gate.id, amount));
     const granted = [await first, ...(await Promise.all(batch))];
-    expect(granted.map((r) => r !== null)).toEqual([true, false, false, false]);
+    expect(granted.map((r) => !isRefusal(r))).toEqual([true, false, true]);
+    expect(granted[1]).toMatchObject({ refused: true, reached: false, remaining: 0.5, limit: 1 });
     const row = await gateRow(gate.id);
-    expect(Number(row.spendingCurrent)).toBe(0.5);
-    expect(row.spendingStatus).toBe('suspended');
+    expect(Number(row.spendingCurrent)).toBe(0.75);
+    expect(row.spendingStatus).toBe('active');
   });
 
   it('settles a batch to the sum of what the requests actually cost', async () => {
@@ -67,7 +70,7 @@ describe('reservations in one batch', () => {
     expect(Number((await gateRow(gate.id)).spendingCurrent)).toBe(6);
     await Promise.all(
       reservations.map((r, i) => {
-        if (!r) throw new Error('a reservation was refused');
+        if (isRefusal(r)) throw new Error('a reservation was refused');
         return settle(r, [0.5, 0, 0.25][i] as number);
       }),
     );

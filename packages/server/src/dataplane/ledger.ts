@@ -10,17 +10,24 @@ import { reevaluateSpendingStatus, type SpendingCounters } from '../domain/spend
 import {
   addSpending,
   createSpendingAccumulator,
+  isRefusal,
+  type Refusal,
   type Reservation,
+  type Reserved,
   reserve,
   type Settlement,
   settle,
 } from './spending.ts';
 
-export type { Reservation, Settlement };
+export type { Refusal, Reservation, Reserved, Settlement };
+export { isRefusal };
 
 export interface SpendingLedger extends SpendingCounters {
-  /** Reserves a block gate's worst case; null (and the gate suspended) when over the limit. */
-  reserve(gateId: string, amount: number): Promise<Reservation | null>;
+  /**
+   * Reserves a block gate's worst case, or refuses: the limit is reached (the gate is suspended),
+   * or the amount does not fit in what is left (the gate stays active for smaller requests).
+   */
+  reserve(gateId: string, amount: number): Promise<Reserved>;
   /** Replaces a reservation with what the request actually cost (0 if it failed). */
   settle(reservation: Reservation, actual: number): Promise<void>;
   /** Adds the cost of a request on a gate without a block limit. */

@@ -13,7 +13,7 @@ import {
   type SpendingPeriod,
   type SpendingStatus,
 } from '../domain/spending.ts';
-import type { Reservation, Settlement, SpendingLedger } from './ledger.ts';
+import type { Reservation, Reserved, Settlement, SpendingLedger } from './ledger.ts';
 
 type GateSpending = {
   gateId: string;
@@ -68,6 +68,14 @@ function stateOf(gateId: string, row: Row): GateSpending {
   };
 }
 
+/**
+ * The status follows spending (holds included): suspended once a block limit is reached, active
+ * again when holds are let go below it. A request too big for what is left suspends nothing.
+ */
+function follow(s: GateSpending): void {
+  s.status = s.enforcement === 'block' && s.limit !== null && s.current >= s.limit ? 'suspended' : 'active';
+}
+
 /** A new period starts the counter at zero and lifts a suspension. */
 function roll(s: GateSpending, now: Date): void {
   const start = periodStart(s.period, now);
@@ -88,23 +96,17 @@ export class LocalLedger implements SpendingLedger {
   private queued: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
 
-  async reserve(gateId: string, amount: number): Promise<Reservation | null> {
+  async reserve(gateId: string, amount: number): Promise<Reserved> {
     const s = await this.load(gateId);
-    if (!s) return null;
+    if (!s) return { refused: true, reached: true, remaining: 0, limit: 0 };
     roll(s, new Date());
-    if (
-      s.enforcement === 'block' &&
-      s.limit !== null &&
-      (s.status === 'suspended' || s.current + amount > s.limit)
-    ) {
-      if (s.status !== 'suspended') {
-        s.status = 'suspended';
-        s.dirty = true;
-        this.schedule();
-      }
-      return null;
+    if (s.enforcement === 'block' && s.limit !== null && s.current + amount > s.limit) {
+      // Too big for what is left refuses this request only; the status follows spending alone.
+      const remaining = Math.max(0, s.limit - s.current);
+      return { refused: true, reached: remaining <= 0, remaining, limit: s.limit };
     }
     s.current += amount;
+    follow(s);
     s.dirty = true;
     return { gateId, amount, periodStart: s.periodStart };
   }
@@ -118,6 +120,7 @@ export class LocalLedger implements SpendingLedger {
       roll(s, new Date());
       s.current += actual;
     }
+    follow(s);
     s.dirty = true;
     this.schedule();
   }
@@ -142,7 +145,7 @@ export class LocalLedger implements SpendingLedger {
   /** Reads (the gate's page, the API) see the counters this process holds, written or not. */
   held(gateId: string): HeldSpending | undefined {
     const s = this.gates.get(gateId);
-    return s && { current: s.current, periodStart: s.periodStart, status: s.status };
+    return s && { current: s.current, periodStart: s.periodStart };
   }
 
   /**

@@ -14,10 +14,11 @@ import type { ProviderConnection, ProviderRegistry } from '../providers/registry
 import { ProviderError, type Usage } from '../providers/types.ts';
 import { type AgentRoute, type RolePicker, routeAgent } from './agent.ts';
 import { costOf } from './cost.ts';
-import type { Reservation, SpendingLedger } from './ledger.ts';
+import type { SpendingLedger } from './ledger.ts';
+import { chargeAll, type Hold, type LimitScope, limits, reserveAll, scopesOf } from './limits.ts';
 import type { LogEntryData, LogWriter } from './logWriter.ts';
 import { attemptOrder, type RoutingStrategy } from './routing.ts';
-import { type OpenSession, reserveSession, settleSession } from './sessions.ts';
+import { type OpenSession, settleSession } from './sessions.ts';
 
 export type Attempt = {
   model: string;
@@ -253,8 +254,6 @@ function planFor<R extends TaskRequestBase, P, A extends TaskAnswerBase>(
   return { params: merged.params, order, ignoredOverrides: merged.ignoredOverrides };
 }
 
-const isBlocking = (gate: Gate) => gate.spendingEnforcement === 'block' && gate.spendingLimit !== null;
-
 /** Everything a request's log entry is made of, gathered as the request goes. */
 type Trace<R> = {
   id: string;
@@ -430,36 +429,22 @@ async function routeAttempts<R extends TaskRequestBase, P, A extends TaskAnswerB
   throw failureFor(t.lastError as ProviderError, t.attempts);
 }
 
-function spendingLimitReached(gate: Gate): DomainError {
-  return new DomainError(
-    'spending_limit_exceeded',
-    `Gate "${gate.name}" has reached its ${gate.spendingLimitPeriod} spending limit of $${Number(gate.spendingLimit)}; raise or lift the limit, or wait for the period to reset`,
-  );
-}
-
 /**
- * A block gate's reservations for one request. The first covers the worst case of any one
- * attempt; before a fallback, when failed attempts were charged, more is reserved so that what
- * they cost plus the next attempt's worst case is covered, or the request stops with a 402.
+ * A request's reservations over the limits it passes through. The first covers the worst case of
+ * any one attempt; before a fallback, when failed attempts were charged, more is reserved so that
+ * what they cost plus the next attempt's worst case is covered, or the request stops with a 402.
  */
 function reservationsFor<R extends TaskRequestBase, P, A extends TaskAnswerBase>(
   kind: TaskKind<R, P, A>,
   deps: PipelineDeps,
-  gate: Gate,
+  scopes: LimitScope[],
   t: Trace<R>,
   plan: Plan<P>,
 ) {
-  const held: Reservation[] = [];
-  const blocking = isBlocking(gate);
+  const held: Hold[] = [];
   let reserved = 0;
   async function reserve(amount: number) {
-    if (blocking) {
-      const reservation = await deps.ledger.reserve(gate.id, amount);
-      if (!reservation) throw spendingLimitReached(gate);
-      held.push(reservation);
-    }
-    // The session's budget holds on top of the gate's limit (a refusal releases the gate's hold).
-    if (t.session) await reserveSession(t.session, amount);
+    held.push(...(await reserveAll(deps.ledger, scopes, amount)));
     reserved += amount;
   }
   return {
@@ -472,25 +457,6 @@ function reservationsFor<R extends TaskRequestBase, P, A extends TaskAnswerBase>
       if (needed > reserved) await reserve(needed - reserved);
     },
   };
-}
-
-/**
- * Records what a request cost (its answer and any failed attempts): settles its reservations, or
- * adds the cost to a gate without a block limit. The cost was paid: failing to record it is
- * reported, never turned into an error for the client (nor into a second settlement at zero).
- */
-async function recordSpending(deps: PipelineDeps, gate: Gate, held: Reservation[], costUsd: number) {
-  try {
-    if (held.length > 0) {
-      await Promise.all(held.map((r, i) => deps.ledger.settle(r, i === 0 ? costUsd : 0)));
-    } else if (costUsd > 0 || gate.spendingLimit !== null) {
-      const s = await deps.ledger.add(gate.id, costUsd, gate.spendingLimit !== null);
-      return { spendingWarning: s.overLimit, spendingCrossed: s.crossed };
-    }
-  } catch (error) {
-    console.error('spending: could not record', costUsd, 'USD for gate', gate.id, error);
-  }
-  return { spendingWarning: false, spendingCrossed: false };
 }
 
 /**
@@ -521,7 +487,9 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
     action: step?.action ?? null,
     hiddenTools: [],
   };
-  let held: Reservation[] = [];
+  let held: Hold[] = [];
+  // Until the request is routed, only the gate asked: a failure before routing charges it.
+  let scopes: LimitScope[] = scopesOf(gate, gate, null, null);
   let recorded = false;
   let role: string | null = null;
   try {
@@ -544,12 +512,13 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
       }
     }
     const answering = t.gate;
+    scopes = scopesOf(gate, answering, role, t.session);
     const plan = planFor(kind, answering, request, deps);
     t.ignoredOverrides = plan.ignoredOverrides;
     let beforeAttempt = async (_model: string) => {};
-    if (isBlocking(answering) || t.session?.limit != null) {
+    if (scopes.some(limits)) {
       if (kind.bounded) plan.params = kind.bounded(plan.params);
-      const reservations = reservationsFor(kind, deps, answering, t, plan);
+      const reservations = reservationsFor(kind, deps, scopes, t, plan);
       held = reservations.held;
       await reservations.first();
       beforeAttempt = reservations.beforeAttempt;
@@ -558,7 +527,7 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
     const priced = await kind.price(model, modelUsed, plan.params, answer);
     const costUsd = priced.costUsd + t.failedCostUsd;
     recorded = true;
-    const { spendingWarning, spendingCrossed } = await recordSpending(deps, answering, held, costUsd);
+    const { spendingWarning, spendingCrossed } = await chargeAll(deps.ledger, scopes, held, costUsd);
     const calls = kind.toolCallsOf?.(answer) ?? [];
     // Observability: the step is what the answer does, a tool it calls or a reply.
     if (gate.gateType === 'agent' && t.action === null) t.action = calls[0]?.name ?? 'respond';
@@ -601,7 +570,7 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
   } catch (error) {
     // Failed attempts the provider may have billed count against the gate like an answer.
     if (!recorded && (held.length > 0 || t.failedCostUsd > 0)) {
-      await recordSpending(deps, t.gate, held, t.failedCostUsd);
+      await chargeAll(deps.ledger, scopes, held, t.failedCostUsd);
     }
     // A request that reached a provider counts in its session; one refused before, only its hold is let go.
     if (t.session && !recorded && (t.attempts.length > 0 || t.session.reserved > 0)) {

@@ -39,6 +39,7 @@ function budgetExceeded(key: string): DomainError {
   return new DomainError(
     'session_budget_exceeded',
     `Session "${key}" has reached its spending budget; end it and start a new session, or raise the gate's sessionSpendingLimit`,
+    { scope: 'session', sessionId: key },
   );
 }
 
@@ -104,6 +105,20 @@ export async function reserveSession(session: OpenSession, amount: number): Prom
     throw budgetExceeded(session.key);
   }
   session.reserved += amount;
+}
+
+/**
+ * Lets go of `amount` this request reserved on the session, when another limit it passes through
+ * refused it: its reservations are all or none.
+ */
+export async function releaseSession(session: OpenSession, amount: number): Promise<void> {
+  if (session.limit === null || amount === 0) return;
+  await sql().query(
+    'UPDATE agent_sessions SET spending_reserved = GREATEST(spending_reserved - $2::numeric, 0) WHERE id = $1::uuid',
+    [session.id, amount.toFixed(10)],
+    { prepare: true },
+  );
+  session.reserved = Math.max(0, session.reserved - amount);
 }
 
 export type SessionSettlement = {

@@ -51,55 +51,80 @@ function groupCommit<T, R>(run: (gateId: string, batch: T[]) => Promise<R[]>) {
     });
 }
 
+/** Why a block gate refused a reservation, with the figures its message gives. */
+export type Refusal = {
+  refused: true;
+  /** Spending (with the holds of requests under way) has reached the limit: the gate is suspended. */
+  reached: boolean;
+  /** What is left of the limit (0 when reached). */
+  remaining: number;
+  limit: number;
+};
+
+/** A reservation made, or why not. */
+export type Reserved = Reservation | Refusal;
+
+export const isRefusal = (r: Reserved): r is Refusal => 'refused' in r;
+
 /**
- * Reserves a batch of worst-case amounts, in order, in one statement: the longest prefix that
- * fits under the limit is reserved (amounts are positive, so the ones that fit are a prefix),
- * exactly what reserving them one by one would do, since the first refusal suspends the gate.
- * The suspension is part of the same statement, so a batch is decided and recorded whole.
- * NO KEY UPDATE: the lock a log insert's foreign key takes on the gate does not wait for it.
+ * Reserves a batch of worst-case amounts in one statement, in order, each one that fits beside
+ * those granted before it: exactly what reserving them one by one would do. A request too big
+ * for what is left is refused without suspending the gate, so a smaller one after it may fit.
+ * The gate is suspended when its spending (holds included) reaches the limit, in the same
+ * statement. NO KEY UPDATE: the lock a log insert's foreign key takes on the gate does not wait.
  */
-const RESERVE = `WITH asked AS (
-    SELECT ord, sum(amount) OVER (ORDER BY ord) AS running
-    FROM unnest($2::numeric[]) WITH ORDINALITY AS t(amount, ord)
+const RESERVE = `WITH RECURSIVE asked AS (
+    SELECT amount, ord FROM unnest($2::numeric[]) WITH ORDINALITY AS t(amount, ord)
   ), gate AS (
-    SELECT ${CURRENT} AS current, spending_limit, spending_enforcement,
-           (spending_status = 'active' OR spending_period_start < ${PERIOD_START}) AS open
+    SELECT ${CURRENT} AS current, spending_limit AS lim,
+           (spending_enforcement = 'block' AND spending_limit IS NOT NULL) AS blocking
     FROM gates WHERE id = $1::uuid FOR NO KEY UPDATE
-  ), fits AS (
-    SELECT max(asked.ord) AS n, max(asked.running) AS total FROM asked, gate
-    WHERE gate.open AND (gate.spending_enforcement <> 'block' OR gate.spending_limit IS NULL
-                         OR gate.current + asked.running <= gate.spending_limit)
+  ), walk AS (
+    SELECT 0::bigint AS ord, 0::numeric AS total, ARRAY[]::boolean[] AS granted, ARRAY[]::numeric[] AS remaining
+    FROM gate
+    UNION ALL
+    SELECT asked.ord,
+           walk.total + CASE WHEN NOT gate.blocking OR gate.current + walk.total + asked.amount <= gate.lim
+                             THEN asked.amount ELSE 0 END,
+           walk.granted || (NOT gate.blocking OR gate.current + walk.total + asked.amount <= gate.lim),
+           walk.remaining || GREATEST(coalesce(gate.lim, 0) - gate.current - walk.total, 0)
+    FROM walk JOIN asked ON asked.ord = walk.ord + 1 CROSS JOIN gate
+  ), decided AS (
+    SELECT walk.*, (true = ANY(walk.granted)) AS any_granted FROM walk ORDER BY ord DESC LIMIT 1
   )
   UPDATE gates SET
-    spending_current = CASE WHEN fits.n IS NULL THEN spending_current ELSE ${CURRENT} + fits.total END,
-    spending_period_start = CASE WHEN fits.n IS NULL THEN spending_period_start
-                                 ELSE GREATEST(spending_period_start, ${PERIOD_START}) END,
-    spending_status = CASE
-      WHEN coalesce(fits.n, 0) < cardinality($2::numeric[])
-       AND spending_enforcement = 'block' AND spending_limit IS NOT NULL THEN 'suspended'
-      WHEN fits.n IS NULL THEN spending_status
+    spending_current = CASE WHEN decided.any_granted THEN ${CURRENT} + decided.total ELSE spending_current END,
+    spending_period_start = CASE WHEN decided.any_granted THEN GREATEST(spending_period_start, ${PERIOD_START})
+                                 ELSE spending_period_start END,
+    spending_status = CASE WHEN NOT decided.any_granted THEN spending_status
+      WHEN spending_enforcement = 'block' AND spending_limit IS NOT NULL
+       AND ${CURRENT} + decided.total >= spending_limit THEN 'suspended'
       ELSE 'active' END
-  FROM fits
+  FROM decided
   WHERE id = $1::uuid
-  RETURNING coalesce(fits.n, 0)::integer AS n, spending_period_start`;
+  RETURNING decided.granted, decided.remaining, spending_limit, spending_period_start`;
 
-const reserveBatch = groupCommit<number, Reservation | null>(async (gateId, amounts) => {
-  const [row] = await sql().query<{ n: number; spending_period_start: Date }>(
-    RESERVE,
-    [gateId, amounts.map((a) => a.toFixed(10))],
-    { prepare: true },
-  );
-  const accepted = row?.n ?? 0;
-  return amounts.map((amount, i) =>
-    row && i < accepted ? { gateId, amount, periodStart: row.spending_period_start } : null,
-  );
+const reserveBatch = groupCommit<number, Reserved>(async (gateId, amounts) => {
+  const [row] = await sql().query<{
+    granted: boolean[];
+    remaining: (string | number)[];
+    spending_limit: string | number | null;
+    spending_period_start: Date;
+  }>(RESERVE, [gateId, amounts.map((a) => a.toFixed(10))], { prepare: true });
+  return amounts.map((amount, i): Reserved => {
+    // No row: the gate is gone, and nothing may be spent on it.
+    if (!row) return { refused: true, reached: true, remaining: 0, limit: 0 };
+    if (row.granted[i]) return { gateId, amount, periodStart: row.spending_period_start };
+    const remaining = Number(row.remaining[i] ?? 0);
+    return { refused: true, reached: remaining <= 0, remaining, limit: Number(row.spending_limit ?? 0) };
+  });
 });
 
 /**
- * Reserves `amount` (the request's worst-case cost) on a block gate. Returns null, and suspends
- * the gate, when the reservation would pass the limit or the gate is suspended already.
+ * Reserves `amount` (the request's worst-case cost) on a block gate, or tells why it cannot: the
+ * limit is reached (the gate is suspended), or this amount does not fit in what is left.
  */
-export function reserve(gateId: string, amount: number): Promise<Reservation | null> {
+export function reserve(gateId: string, amount: number): Promise<Reserved> {
   return reserveBatch(gateId, amount);
 }
 
@@ -122,9 +147,14 @@ const settleBatch = groupCommit<{ reservation: Reservation; actual: number }, vo
   }
   for (const sum of byPeriod.values()) {
     await sql().query(
-      `UPDATE gates SET spending_current = GREATEST(
-         CASE WHEN spending_period_start = $2 THEN spending_current - $3::numeric ELSE spending_current END + $4::numeric, 0)
-       WHERE id = $1::uuid`,
+      `UPDATE gates SET spending_current = settled.current,
+         spending_status = CASE WHEN spending_enforcement = 'block' AND spending_limit IS NOT NULL
+           AND spending_period_start >= ${PERIOD_START} AND settled.current >= spending_limit
+           THEN 'suspended' ELSE 'active' END
+       FROM (SELECT id AS settled_id, GREATEST(CASE WHEN spending_period_start = $2 THEN spending_current - $3::numeric
+                                                    ELSE spending_current END + $4::numeric, 0) AS current
+             FROM gates WHERE id = $1::uuid FOR NO KEY UPDATE) AS settled
+       WHERE id = settled.settled_id`,
       [gateId, sum.periodStart, sum.reserved.toFixed(10), sum.actual.toFixed(10)],
       { prepare: true },
     );

@@ -391,11 +391,7 @@ export function gateState(gate: Gate, spending: SpendingCounters, now = new Date
     spendingCurrent: current.current,
     spendingPeriodStart: current.periodStart,
     spendingResetsAt: current.resetsAt,
-    spendingStatus: spendingStatusFor({
-      ...settings,
-      spendingCurrent: current.current,
-      suspendedThisPeriod: held.status === 'suspended' && !current.rolledOver,
-    }),
+    spendingStatus: spendingStatusFor({ ...settings, spendingCurrent: current.current }),
     createdAt: gate.createdAt,
     updatedAt: gate.updatedAt,
   };

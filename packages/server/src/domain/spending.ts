@@ -14,19 +14,19 @@ export function periodStart(period: SpendingPeriod, at: Date): Date {
 }
 
 /**
- * A gate is suspended when it blocks at a limit that this period's spending has reached, or that
- * a refused reservation has suspended it at this period (`suspendedThisPeriod`): the data plane
- * refuses a request whose worst case would pass the limit, so spending itself may stay under it.
+ * A gate is suspended when it blocks at a limit that this period's spending (with the holds of
+ * requests under way) has reached. A request whose worst case does not fit in what is left is
+ * refused on its own (402) and suspends nothing: smaller requests still pass. One rule for the
+ * control plane's reads and both ledgers' writes.
  */
 export function spendingStatusFor(gate: {
   spendingLimit: number | null;
   spendingEnforcement: SpendingEnforcement;
   spendingCurrent: number;
-  suspendedThisPeriod?: boolean;
 }): SpendingStatus {
   return gate.spendingEnforcement === 'block' &&
     gate.spendingLimit !== null &&
-    (gate.spendingCurrent >= gate.spendingLimit || gate.suspendedThisPeriod === true)
+    gate.spendingCurrent >= gate.spendingLimit
     ? 'suspended'
     : 'active';
 }
@@ -38,7 +38,7 @@ export function spendingStatusFor(gate: {
 export function effectiveSpending(
   gate: { spendingLimitPeriod: SpendingPeriod; spendingPeriodStart: Date; spendingCurrent: number },
   now: Date,
-): { current: number; periodStart: Date; resetsAt: Date; rolledOver: boolean } {
+): { current: number; periodStart: Date; resetsAt: Date } {
   const start = periodStart(gate.spendingLimitPeriod, now);
   const rolledOver = start.getTime() > gate.spendingPeriodStart.getTime();
   return {
@@ -46,7 +46,6 @@ export function effectiveSpending(
     // The period's own start (a UTC day or month), not when the counter was first written.
     periodStart: start,
     resetsAt: nextPeriodStart(gate.spendingLimitPeriod, start),
-    rolledOver,
   };
 }
 
@@ -75,7 +74,7 @@ export async function reevaluateSpendingStatus(gateId: string): Promise<void> {
 /** The start of the gate's current period (UTC day or month), computed by the database. */
 export const SQL_PERIOD_START = `(date_trunc(CASE WHEN spending_limit_period = 'daily' THEN 'day' ELSE 'month' END, now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')`;
 
-export type HeldSpending = { current: number; periodStart: Date; status: SpendingStatus };
+export type HeldSpending = { current: number; periodStart: Date };
 
 /**
  * What the control plane asks of the data plane's spending ledger (runtime.ts hands it over):
@@ -91,11 +90,6 @@ export type SpendingCounters = {
 export function storedSpendingOf(gate: {
   spendingCurrent: { toString(): string } | number;
   spendingPeriodStart: Date;
-  spendingStatus: string;
 }): HeldSpending {
-  return {
-    current: Number(gate.spendingCurrent),
-    periodStart: gate.spendingPeriodStart,
-    status: gate.spendingStatus === 'suspended' ? 'suspended' : 'active',
-  };
+  return { current: Number(gate.spendingCurrent), periodStart: gate.spendingPeriodStart };
 }

@@ -1,0 +1,164 @@
+/**
+ * Every limit a request passes through, as one list of scopes: the gate that answers, the agent
+ * gate it came through, the agent session. A request's worst case is reserved against every scope
+ * that limits spending, all or none (a refusal lets go of the holds it made first), and what it
+ * cost is charged to every gate it passed through, so an agent gate's spending is what its
+ * sub-gates spent on its behalf. Keys and end users join as scopes of their own.
+ * Knows nothing of HTTP: a refusal is a DomainError naming the limit that refused.
+ */
+import { DomainError } from '../domain/errors.ts';
+import type { Gate } from '../generated/prisma/client.ts';
+import { isRefusal, type Refusal, type Reservation, type SpendingLedger } from './ledger.ts';
+import { type OpenSession, releaseSession, reserveSession } from './sessions.ts';
+
+/**
+ * A gate's place on the request's way: the gate asked (`gate`), or, through an orchestrated agent
+ * gate, the `sub_gate` that answers and the `agent_gate` it came through.
+ */
+export type GateRole = 'gate' | 'agent_gate' | 'sub_gate';
+
+export type LimitScope =
+  | { kind: 'gate'; role: GateRole; gate: Gate; via?: { agent: Gate; role: string } }
+  | { kind: 'session'; session: OpenSession };
+
+/** One scope's part of what a request holds. */
+export type Hold = { scope: LimitScope; amount: number; reservation: Reservation | null };
+
+const isBlocking = (gate: Gate) => gate.spendingEnforcement === 'block' && gate.spendingLimit !== null;
+
+/** Whether the scope has a limit a reservation must fit in. */
+export const limits = (scope: LimitScope): boolean =>
+  scope.kind === 'gate' ? isBlocking(scope.gate) : scope.session.limit !== null;
+
+/**
+ * The scopes of a request, in the order they are reserved: the answering gate, the agent gate
+ * it came through (when it is another), the session last (its refusal has a status of its own).
+ */
+export function scopesOf(
+  asked: Gate,
+  answering: Gate,
+  role: string | null,
+  session: OpenSession | null,
+): LimitScope[] {
+  const scopes: LimitScope[] = [];
+  if (answering.id === asked.id) {
+    scopes.push({ kind: 'gate', role: asked.gateType === 'agent' ? 'agent_gate' : 'gate', gate: asked });
+  } else {
+    scopes.push({
+      kind: 'gate',
+      role: 'sub_gate',
+      gate: answering,
+      via: { agent: asked, role: role ?? '' },
+    });
+    scopes.push({ kind: 'gate', role: 'agent_gate', gate: asked });
+  }
+  if (session) scopes.push({ kind: 'session', session });
+  return scopes;
+}
+
+/** Money in a message: as many decimals as it has, up to the ledger's. */
+const usd = (amount: number) => `$${amount.toFixed(8).replace(/\.?0+$/, '')}`;
+
+function labelOf(scope: Extract<LimitScope, { kind: 'gate' }>): string {
+  const name = `"${scope.gate.name}"`;
+  if (scope.role === 'agent_gate') return `Agent gate ${name}`;
+  if (scope.role === 'sub_gate' && scope.via) {
+    return `Sub-gate ${name} (role "${scope.via.role}" of agent gate "${scope.via.agent.name}")`;
+  }
+  return `Gate ${name}`;
+}
+
+/** The 402 of a gate scope that refused: its limit reached, or this request too big for what is left. */
+function refusedBy(scope: Extract<LimitScope, { kind: 'gate' }>, refusal: Refusal, worstCase: number) {
+  const { gate } = scope;
+  const label = labelOf(scope);
+  const period = gate.spendingLimitPeriod;
+  const message = refusal.reached
+    ? `${label} has reached its ${period} spending limit of ${usd(refusal.limit)}; raise or lift the limit, or wait for the period to reset`
+    : `${label}: this request's worst case ${usd(worstCase)} exceeds what is left of its ${period} spending limit (${usd(refusal.remaining)} of ${usd(refusal.limit)}); send a smaller request (a shorter prompt, a lower maxTokens) or raise the limit`;
+  return new DomainError('spending_limit_exceeded', message, {
+    scope: scope.role,
+    gateId: gate.id,
+    gateName: gate.name,
+    ...(scope.via && { role: scope.via.role, agentGateId: scope.via.agent.id }),
+    reason: refusal.reached ? 'limit_reached' : 'request_exceeds_remaining',
+    limitUsd: refusal.limit,
+    remainingUsd: refusal.remaining,
+    worstCaseUsd: worstCase,
+  });
+}
+
+async function release(ledger: SpendingLedger, hold: Hold): Promise<void> {
+  if (hold.reservation) await ledger.settle(hold.reservation, 0);
+  else if (hold.scope.kind === 'session') await releaseSession(hold.scope.session, hold.amount);
+}
+
+/**
+ * Reserves `amount` against every scope that limits spending, in order, all or none: when one
+ * refuses, the holds made before it are let go before the refusal is thrown.
+ */
+export async function reserveAll(
+  ledger: SpendingLedger,
+  scopes: LimitScope[],
+  amount: number,
+): Promise<Hold[]> {
+  const made: Hold[] = [];
+  try {
+    for (const scope of scopes) {
+      if (!limits(scope)) continue;
+      if (scope.kind === 'session') {
+        await reserveSession(scope.session, amount);
+        made.push({ scope, amount, reservation: null });
+        continue;
+      }
+      const reserved = await ledger.reserve(scope.gate.id, amount);
+      if (isRefusal(reserved)) throw refusedBy(scope, reserved, amount);
+      made.push({ scope, amount, reservation: reserved });
+    }
+  } catch (error) {
+    // Released one by one: a hold let go late only refuses others for a moment; none is lost.
+    for (const hold of made) {
+      await release(ledger, hold).catch((e) => console.error('spending: could not release a hold', e));
+    }
+    throw error;
+  }
+  return made;
+}
+
+/**
+ * Charges what a request cost (its answer and any failed attempts) to every gate it passed
+ * through: a reserved gate's holds are settled (the first to the cost, the others to nothing), a
+ * gate without a block limit has the cost added. Sessions are settled by settleSession, which
+ * records more than spending. The cost was paid: failing to record it is reported, never turned
+ * into an error for the client (nor into a second settlement at zero).
+ */
+export async function chargeAll(
+  ledger: SpendingLedger,
+  scopes: LimitScope[],
+  holds: Hold[],
+  costUsd: number,
+) {
+  let spendingWarning = false;
+  let spendingCrossed = false;
+  await Promise.all(
+    scopes.map(async (scope) => {
+      if (scope.kind !== 'gate') return;
+      const { gate } = scope;
+      try {
+        const reserved = holds.filter((h) => h.scope === scope && h.reservation);
+        if (reserved.length > 0) {
+          await Promise.all(
+            reserved.map((h, i) => ledger.settle(h.reservation as Reservation, i === 0 ? costUsd : 0)),
+          );
+        } else if (costUsd > 0 || gate.spendingLimit !== null) {
+          const s = await ledger.add(gate.id, costUsd, gate.spendingLimit !== null);
+          spendingWarning ||= s.overLimit;
+          spendingCrossed ||= s.crossed;
+        }
+      } catch (error) {
+        console.error('spending: could not record', costUsd, 'USD for gate', gate.id, error);
+      }
+    }),
+  );
+  return { spendingWarning, spendingCrossed };
+}
