@@ -326,7 +326,7 @@ describe('POST /v3/stt and /v3/audio on the mock', () => {
       mimeType: 'audio/wav',
       filename: 'a.wav',
       seconds: 2,
-      secondsExact: true,
+      statedSeconds: 2,
       translate: false,
     });
     expect(worst).toBeCloseTo((2 / 60) * 0.006, 14);

@@ -1,34 +1,11 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { Agent, type FormData, request, errors as undiciErrors } from 'undici';
+import { redactorFor } from './redaction.ts';
 import { ProviderError } from './types.ts';
 import { rememberWireText } from './wireText.ts';
 
 // One keep-alive pool for every upstream: connection reuse is most of a gateway's overhead.
 const agent = new Agent({ keepAliveTimeout: 30_000, connections: 256, pipelining: 1 });
-
-/** Request headers that carry a provider credential. */
-const CREDENTIAL_HEADERS = ['authorization', 'x-api-key', 'x-goog-api-key', 'api-key'];
-export const REDACTED = '[REDACTED]';
-
-/**
- * Removes the credentials of `headers` from a provider's text: some providers (and the proxies in
- * front of them) echo the request's headers in their errors, and what a provider answers reaches
- * clients and the log. A key can only be echoed by the provider it was sent to, so the headers of
- * the request are the secrets to look for.
- */
-function redactorFor(headers: Record<string, string>): (text: string) => string {
-  const secrets: string[] = [];
-  for (const name of CREDENTIAL_HEADERS) {
-    const value = headers[name]?.replace(/^Bearer\s+/i, '');
-    // Shorter values are not keys: removing them would garble text and protect nothing.
-    if (value && value.length >= 8) secrets.push(value);
-  }
-  if (secrets.length === 0) return (text) => text;
-  return (text) => {
-    for (const secret of secrets) if (text.includes(secret)) text = text.replaceAll(secret, REDACTED);
-    return text;
-  };
-}
 
 /** What went wrong on the network, in words that name no address (clients and the log see them). */
 const NETWORK_REASONS: Record<string, string> = {

@@ -4,6 +4,7 @@ import { PROVIDERS, type ProviderDescriptor, providerDescriptor } from './descri
 import { createGeminiAdapter } from './gemini.ts';
 import { createMockAdapter } from './mock.ts';
 import { createOpenAIAdapter } from './openai.ts';
+import { secretsOf, withRedaction } from './redaction.ts';
 import type { ProviderAdapter } from './types.ts';
 
 /** Where a configured provider is and how to sign requests to it: what the task wires read. */
@@ -52,7 +53,9 @@ export function createProviderRegistry(settings: ProviderSettings): ProviderRegi
   for (const descriptor of PROVIDERS) {
     const setting = settings.providers[descriptor.id];
     if (!setting?.configured) continue;
-    adapters.set(descriptor.id, adapterFor(descriptor, setting, settings.mockLatencyMs));
+    // The provider's key kept out of its streamed answers, whichever adapter speaks to it.
+    const adapter = adapterFor(descriptor, setting, settings.mockLatencyMs);
+    adapters.set(descriptor.id, withRedaction(adapter, secretsOf([setting.apiKey])));
     connections.set(descriptor.id, {
       descriptor,
       baseUrl: setting.baseUrl.replace(/\/+$/, ''),

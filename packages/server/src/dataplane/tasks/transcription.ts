@@ -1,8 +1,9 @@
 /**
  * Transcription (stt) and translation to English (audio) through a gate: an audio file → its
- * text. Priced per minute of audio; a block gate reserves the file's duration (exact for WAV, an
- * upper bound from the size for the compressed containers) at the dearest per-minute price. The
- * answer is charged the seconds the provider reports, or the file's, never more than reserved.
+ * text. Priced per minute of audio; a block gate reserves the most the file can play (audioFile.ts:
+ * for WAV from its samples, never its stated byte rate alone; for the compressed containers from
+ * its size) at the dearest per-minute price, and refuses it (402) where that does not fit. The
+ * answer is charged the seconds the provider reports, never more than reserved.
  */
 import { z } from 'zod';
 import { AUDIO_MIME_TYPES, audioContainer, audioDuration } from '../../domain/audioFile.ts';
@@ -71,7 +72,7 @@ export function transcriptionRequest(
     // The extension tells OpenAI the container: it is the one read from the bytes.
     filename: `${stem}.${container}`,
     seconds: duration.seconds,
-    secondsExact: duration.exact,
+    statedSeconds: duration.stated,
     ...(fields.language !== undefined && !translate && { language: fields.language }),
     ...(fields.prompt !== undefined && { prompt: fields.prompt }),
     ...(fields.temperature !== undefined && { temperature: fields.temperature }),
@@ -83,7 +84,10 @@ export function transcriptionRequest(
 
 const perMinute = (modelId: string) => findModel(modelId)?.unitPrices.perMinute ?? 0;
 
-/** The seconds an answer is charged: the provider's count, or the file's, at most the file's bound. */
+/**
+ * The seconds an answer is charged: the provider's count (or, where it reports none, the most the
+ * file can play), never more than the reservation's bound.
+ */
 export function chargedSeconds(params: TranscriptionParams, answer: TranscriptionAnswer): number {
   const heard = answer.seconds ?? params.seconds;
   return Math.min(heard, params.seconds);

@@ -16,9 +16,10 @@ export type TranscriptionParams = {
   audio: Buffer;
   mimeType: string;
   filename: string;
-  /** The file's seconds: exact (WAV) or an upper bound from its size (the other containers). */
+  /** The most seconds the file can play (audioDuration): what is reserved, and the most charged. */
   seconds: number;
-  secondsExact: boolean;
+  /** What the file's header says it plays, where a WAV header says so consistently; null otherwise. */
+  statedSeconds: number | null;
   /** Transcription only: the language spoken (ISO-639-1), where the client knows it. */
   language?: string;
   prompt?: string;
@@ -35,7 +36,7 @@ export type TranscriptionAnswer = {
   language: string | null;
   /** The seconds the provider reports it heard; null where it reports none. */
   seconds: number | null;
-  /** The file's own seconds where its header gives them exactly (WAV); null otherwise. */
+  /** The file's own seconds where its header states them consistently (WAV); null otherwise. */
   fileSeconds: number | null;
   providerRequest: unknown;
   providerResponse: unknown;
@@ -104,7 +105,7 @@ async function openAITranscribe(
     segments,
     language: typeof response.language === 'string' ? response.language : null,
     seconds: reported,
-    fileSeconds: params.secondsExact ? params.seconds : null,
+    fileSeconds: params.statedSeconds,
     providerRequest: request,
     providerResponse: response,
   };
@@ -126,7 +127,8 @@ async function mockTranscribe(
     (async () => {
       // The mock's directives ride in the prompt: a file has no text to carry them.
       await mockMisbehaviour(params.prompt ?? '', model, { latencyMs: conn.mockLatencyMs, signal });
-      const seconds = Number(params.seconds.toFixed(3));
+      // The mock hears what the header says plays, as a decoder would.
+      const seconds = Number((params.statedSeconds ?? params.seconds).toFixed(3));
       const text = params.translate
         ? `Mock English translation of ${seconds} seconds of audio.`
         : `Mock transcript of ${seconds} seconds of audio.`;
@@ -137,7 +139,7 @@ async function mockTranscribe(
         segments,
         language,
         seconds,
-        fileSeconds: params.secondsExact ? params.seconds : null,
+        fileSeconds: params.statedSeconds,
         providerRequest: request,
         providerResponse: { text, language, duration: seconds, segments },
       };

@@ -1,0 +1,278 @@
+/**
+ * A provider key a model streams back split across two deltas (`"sk-proj-Se"`, then
+ * `"cret…"`) is in neither delta, so redacting each event alone lets it through. Through every
+ * streaming route and every streaming adapter (OpenAI, Anthropic, Gemini), in text, reasoning and
+ * tool-call arguments: the text the client puts together from the stream, and the log entry,
+ * say [REDACTED] and never the key.
+ */
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { useTestApp } from './support/app.ts';
+import { logEntryOf, say } from './support/chat.ts';
+import { streamFrames as anthropicFrames, startAnthropicEmulator } from './support/emulators/anthropic.ts';
+import { streamFrames as geminiFrames, startGeminiEmulator } from './support/emulators/gemini.ts';
+import { startOpenAIEmulator, streamReply } from './support/emulators/openai.ts';
+import { createGate, signUpUser } from './support/factories.ts';
+
+const OPENAI_KEY = 'sk-proj-Secret0penAIKey-4242424242';
+const ANTHROPIC_KEY = 'sk-ant-api03-SecretAnthropicKey-77777';
+const GEMINI_KEY = 'AIzaSyD-SecretGeminiKey-31415926';
+const KEYS = [OPENAI_KEY, ANTHROPIC_KEY, GEMINI_KEY];
+
+const openai = await startOpenAIEmulator('openai', OPENAI_KEY);
+const anthropic = await startAnthropicEmulator(ANTHROPIC_KEY);
+const gemini = await startGeminiEmulator(GEMINI_KEY);
+const app = useTestApp({
+  OPENAI_API_KEY: OPENAI_KEY,
+  OPENAI_BASE_URL: openai.baseUrl,
+  ANTHROPIC_API_KEY: ANTHROPIC_KEY,
+  ANTHROPIC_BASE_URL: anthropic.baseUrl,
+  GEMINI_API_KEY: GEMINI_KEY,
+  GEMINI_BASE_URL: gemini.baseUrl,
+});
+afterAll(async () => {
+  for (const e of [openai, anthropic, gemini]) await e.upstream.close();
+});
+beforeEach(() => {
+  for (const e of [openai, anthropic, gemini]) e.upstream.reset();
+});
+
+/** `key` in the middle of a sentence, cut into the pieces the model streams it in. */
+function leaked(key: string, cuts: number[]): string[] {
+  const text = `The key is ${key} and that is all.`;
+  const at = [0, ...cuts.map((c) => 'The key is '.length + c), text.length];
+  return at.slice(1).map((end, i) => text.slice(at[i], end));
+}
+
+const TOOL = {
+  type: 'function',
+  function: {
+    name: 'save',
+    parameters: { type: 'object', properties: { note: { type: 'string' } }, required: ['note'] },
+  },
+};
+
+// biome-ignore lint/suspicious/noExplicitAny: the events of four wire formats, read as plain JSON
+type WireEvent = any;
+
+/** The `data:` payloads of a stream, parsed, without OpenAI's `[DONE]`. */
+async function eventsOf(res: Response): Promise<{ text: string; events: Record<string, unknown>[] }> {
+  expect(res.status, await res.clone().text()).toBe(200);
+  expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+  const text = await res.text();
+  const events = text
+    .split('\n\n')
+    .map((frame) =>
+      frame
+        .split('\n')
+        .filter((line) => line.startsWith('data: '))
+        .map((line) => line.slice('data: '.length))
+        .join('\n'),
+    )
+    .filter((data) => data !== '' && data !== '[DONE]')
+    .map((data) => JSON.parse(data) as Record<string, unknown>);
+  return { text, events };
+}
+
+/**
+ * The texts a client puts together from a stream: one per channel (`pieces` names an event's
+ * pieces, each with the channel it extends), joined in the order they came.
+ */
+function assembled(events: Record<string, unknown>[], pieces: (e: WireEvent) => [string, unknown][]) {
+  const texts = new Map<string, string>();
+  for (const e of events) {
+    for (const [channel, piece] of pieces(e)) {
+      if (typeof piece === 'string') texts.set(channel, (texts.get(channel) ?? '') + piece);
+    }
+  }
+  return texts;
+}
+
+/** Neither the stream nor the log entry holds a key; each channel named holds [REDACTED]. */
+async function expectRedacted(
+  res: Response,
+  pieces: (e: WireEvent) => [string, unknown][],
+  redactedIn: string[],
+) {
+  const requestId = res.headers.get('x-gatehouse-request-id');
+  const { text, events } = await eventsOf(res);
+  const texts = assembled(events, pieces);
+  for (const [channel, joined] of texts) {
+    for (const key of KEYS) expect(joined, `the client's ${channel}`).not.toContain(key);
+  }
+  for (const channel of redactedIn)
+    expect(texts.get(channel), `the client's ${channel}`).toContain('[REDACTED]');
+  for (const key of KEYS) expect(text, 'the stream').not.toContain(key);
+  const entry = await logEntryOf(app, requestId);
+  expect(entry.success).toBe(true);
+  const stored = JSON.stringify(entry);
+  for (const key of KEYS) expect(stored, 'the log entry').not.toContain(key);
+  expect(stored).toContain('[REDACTED]');
+  return texts;
+}
+
+describe('a key split across stream deltas', () => {
+  it('/v3/chat through OpenAI: text and tool-call arguments', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, { model: 'openai/gpt-4o-mini', routingStrategy: 'single' });
+    openai.upstream.reply(
+      streamReply('openai', {
+        content: leaked(OPENAI_KEY, [9]),
+        toolCalls: [
+          {
+            id: 'call_1',
+            name: 'save',
+            argumentParts: [
+              '{"note":"',
+              OPENAI_KEY.slice(0, 5),
+              OPENAI_KEY.slice(5, 20),
+              `${OPENAI_KEY.slice(20)}"}`,
+            ],
+          },
+        ],
+      }),
+    );
+    const res = await app.request('/v3/chat', {
+      method: 'POST',
+      headers: user.auth,
+      json: { gateId: gate.id, data: { messages: say('the key?'), tools: [TOOL], stream: true } },
+    });
+    const texts = await expectRedacted(
+      res,
+      (e) => [
+        ['content', e.delta?.content],
+        ...((e.delta?.toolCalls ?? []) as { index: number; arguments?: string }[]).map(
+          (t) => [`tool ${t.index}`, t.arguments] as [string, unknown],
+        ),
+      ],
+      ['content', 'tool 0'],
+    );
+    expect(texts.get('content')).toBe('The key is [REDACTED] and that is all.');
+    expect(texts.get('tool 0')).toBe('{"note":"[REDACTED]"}');
+  });
+
+  it('leaves text that only begins like a key whole, in order, to the end of the stream', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, { model: 'openai/gpt-4o-mini', routingStrategy: 'single' });
+    const parts = ['Tasks', ' ask', ' for sk-proj-Sec', 'ond keys, not sk-proj-Secret0', 'pen ones: sk-pr'];
+    openai.upstream.reply(
+      streamReply('openai', {
+        content: parts,
+        toolCalls: [{ id: 'call_3', name: 'save', argumentParts: ['{"note":"sk-', 'proj"}'] }],
+      }),
+    );
+    const res = await app.request('/v3/chat', {
+      method: 'POST',
+      headers: user.auth,
+      json: { gateId: gate.id, data: { messages: say('the key?'), tools: [TOOL], stream: true } },
+    });
+    const { events } = await eventsOf(res);
+    const deltas = events.filter((e) => e.delta !== undefined) as WireEvent[];
+    const content = deltas.filter((e) => e.delta.content !== undefined);
+    expect(content.map((e) => e.delta.content).join('')).toBe(parts.join(''));
+    // What was held back went out before the tool call began.
+    expect(deltas.indexOf(content.at(-1))).toBeLessThan(deltas.findIndex((e) => e.delta.toolCalls));
+    const args = deltas.flatMap((e) =>
+      (e.delta.toolCalls ?? []).map((t: { arguments?: string }) => t.arguments ?? ''),
+    );
+    expect(args.join('')).toBe('{"note":"sk-proj"}');
+  });
+
+  it('/v1/chat/completions through Gemini: text', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, { model: 'gemini/gemini-2.5-flash', routingStrategy: 'single' });
+    gemini.upstream.reply({
+      type: 'sse',
+      frames: geminiFrames({ chunks: leaked(GEMINI_KEY, [4, 12]).map((text) => [{ text }]) }),
+    });
+    const res = await app.request('/v1/chat/completions', {
+      method: 'POST',
+      headers: { ...user.auth, 'x-gatehouse-gate-id': gate.id },
+      json: { model: 'gate', messages: say('the key?'), stream: true },
+    });
+    const texts = await expectRedacted(res, (e) => [['content', e.choices?.[0]?.delta?.content]], [
+      'content',
+    ]);
+    expect(texts.get('content')).toBe('The key is [REDACTED] and that is all.');
+  });
+
+  it('/v1/messages through Anthropic: thinking, text and tool input', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, { model: 'anthropic/claude-sonnet-4-5', maxTokens: 2000 });
+    anthropic.upstream.reply({
+      type: 'sse',
+      frames: anthropicFrames({
+        blocks: [
+          { type: 'thinking', parts: leaked(ANTHROPIC_KEY, [3]), signature: 'EqQBCkgIARABGAIiQL' },
+          { type: 'text', parts: leaked(ANTHROPIC_KEY, [14]) },
+          {
+            type: 'tool_use',
+            id: 'toolu_01',
+            name: 'save',
+            jsonParts: ['{"note": "', ANTHROPIC_KEY.slice(0, 10), `${ANTHROPIC_KEY.slice(10)}"}`],
+          },
+        ],
+      }),
+    });
+    const res = await app.request('/v1/messages', {
+      method: 'POST',
+      headers: { 'x-api-key': user.key, 'anthropic-version': '2023-06-01', 'x-gatehouse-gate-id': gate.id },
+      json: {
+        model: 'claude-sonnet-4-5',
+        max_tokens: 1000,
+        stream: true,
+        messages: say('the key?'),
+        tools: [{ name: 'save', input_schema: TOOL.function.parameters }],
+      },
+    });
+    const texts = await expectRedacted(
+      res,
+      (e) =>
+        e.type === 'content_block_delta'
+          ? [[`block ${e.index}`, e.delta.text ?? e.delta.thinking ?? e.delta.partial_json]]
+          : [],
+      ['block 0', 'block 1', 'block 2'],
+    );
+    expect(texts.get('block 0')).toBe('The key is [REDACTED] and that is all.');
+    expect(texts.get('block 1')).toBe('The key is [REDACTED] and that is all.');
+    expect(texts.get('block 2')).toBe('{"note": "[REDACTED]"}');
+  });
+
+  it('/v1/responses through OpenAI: text and function-call arguments', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, { model: 'openai/gpt-4o-mini', routingStrategy: 'single' });
+    openai.upstream.reply(
+      streamReply('openai', {
+        content: leaked(OPENAI_KEY, [1, 20]),
+        toolCalls: [
+          {
+            id: 'call_2',
+            name: 'save',
+            argumentParts: [`{"note":"${OPENAI_KEY.slice(0, 8)}`, `${OPENAI_KEY.slice(8)}"}`],
+          },
+        ],
+      }),
+    );
+    const res = await app.request('/v1/responses', {
+      method: 'POST',
+      headers: { ...user.auth, 'x-gatehouse-gate-id': gate.id },
+      json: {
+        model: 'gate',
+        input: 'the key?',
+        stream: true,
+        tools: [{ type: 'function', name: 'save', parameters: TOOL.function.parameters }],
+      },
+    });
+    const texts = await expectRedacted(
+      res,
+      (e) =>
+        e.type === 'response.output_text.delta'
+          ? [['text', e.delta]]
+          : e.type === 'response.function_call_arguments.delta'
+            ? [[`call ${e.item_id}`, e.delta]]
+            : [],
+      ['text'],
+    );
+    expect(texts.get('text')).toBe('The key is [REDACTED] and that is all.');
+    expect([...texts.values()]).toContain('{"note":"[REDACTED]"}');
+  });
+});
