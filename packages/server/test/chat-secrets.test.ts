@@ -144,7 +144,8 @@ describe('a provider that cannot be reached', () => {
       const text = await res.text();
       expect(res.status, text).toBe(502);
       expect(text).toMatch(/Could not reach the provider \(connection refused\)/);
-      expect(text).not.toMatch(/127\.0\.0\.1|ECONNREFUSED|:9\b/);
+      // The port as an address would be written (`:9` alone also matches a latency of 9 ms).
+      expect(text).not.toMatch(/127\.0\.0\.1|ECONNREFUSED|[a-z0-9]:9\b/);
     }
     const stored = JSON.stringify(await logEntriesOf(app, gate.id));
     expect(stored).toMatch(/connection refused/);
