@@ -44,9 +44,15 @@ export function createRuntime(config: Config, opts: { random?: () => number } = 
     spending: ledger,
     models,
     architect: { models, reader: architectModel ? { dataPlane, model: architectModel } : null },
+    // The log queue first (its entries are what the ledger's counters are checked against), and
+    // each part's failure reported, not thrown: shutdown must reach the end, the database's close.
     close: async () => {
-      await ledger.close();
-      await logs.close();
+      await logs
+        .close()
+        .catch((error) => console.error('logs: could not write every entry before closing', error));
+      await ledger
+        .close()
+        .catch((error) => console.error('spending: could not write the counters before closing', error));
     },
   };
 }

@@ -2,7 +2,9 @@
  * The ledger of the embedded database, which one process owns: decisions are made in memory,
  * where the single thread makes them atomic, and reads see them at once (held()). The counters
  * are written behind, within WRITE_DELAY_MS, the changes of every request in that time in one
- * statement; close() (SIGTERM, SIGINT) writes what is left, as the log writer does.
+ * statement; close() (SIGTERM, SIGINT) writes what is left, as the log writer does. A gate the
+ * database refuses to write holds up no other: the batch is then written gate by gate, and the
+ * refused gate keeps its counter in memory (and is tried again with the next write).
  */
 import { sql } from '../db/client.ts';
 import {
@@ -14,6 +16,7 @@ import {
   type SpendingStatus,
 } from '../domain/spending.ts';
 import type { Reservation, Reserved, Settlement, SpendingLedger } from './ledger.ts';
+import { MAX_USD, recordableUsd, settledUsd } from './usage.ts';
 
 type GateSpending = {
   gateId: string;
@@ -26,6 +29,8 @@ type GateSpending = {
   alertedAt: Date | null;
   /** Changed since last written. */
   dirty: boolean;
+  /** Its last write was refused: reported once, until a write succeeds. */
+  failing: boolean;
 };
 
 type Row = {
@@ -65,6 +70,7 @@ function stateOf(gateId: string, row: Row): GateSpending {
     status: row.spending_status,
     alertedAt: row.spending_alerted_at === null ? null : new Date(row.spending_alerted_at),
     dirty: false,
+    failing: false,
   };
 }
 
@@ -95,6 +101,7 @@ export class LocalLedger implements SpendingLedger {
   private writing: Promise<void> | null = null;
   private queued: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
+  private closed = false;
 
   async reserve(gateId: string, amount: number): Promise<Reserved> {
     const s = await this.load(gateId);
@@ -114,11 +121,12 @@ export class LocalLedger implements SpendingLedger {
   async settle(reservation: Reservation, actual: number): Promise<void> {
     const s = await this.load(reservation.gateId);
     if (!s) return;
+    const usd = settledUsd(actual, reservation.amount);
     if (s.periodStart.getTime() === reservation.periodStart.getTime()) {
-      s.current = Math.max(0, s.current - reservation.amount + actual);
+      s.current = Math.min(Math.max(0, s.current - reservation.amount + usd), MAX_USD);
     } else {
       roll(s, new Date());
-      s.current += actual;
+      s.current = Math.min(s.current + usd, MAX_USD);
     }
     follow(s);
     s.dirty = true;
@@ -130,7 +138,7 @@ export class LocalLedger implements SpendingLedger {
     if (!s) return { overLimit: false, crossed: false };
     const now = new Date();
     roll(s, now);
-    s.current += amount;
+    s.current = Math.min(s.current + recordableUsd(amount), MAX_USD);
     s.dirty = true;
     const overLimit = s.limit !== null && s.current >= s.limit;
     const crossed =
@@ -162,7 +170,11 @@ export class LocalLedger implements SpendingLedger {
     );
     try {
       await this.loading.get(gateId)?.catch(() => {});
-      while (this.gates.get(gateId)?.dirty) await this.flush();
+      if (this.gates.get(gateId)?.dirty) await this.flush();
+      // Its counter could not be written: deciding from the row would lose it, so nothing changes.
+      if (this.gates.get(gateId)?.dirty) {
+        throw new Error(`spending: the counter of gate ${gateId} cannot be written; its settings wait`);
+      }
       this.gates.delete(gateId);
       await reevaluateSpendingStatus(gateId);
     } finally {
@@ -171,10 +183,15 @@ export class LocalLedger implements SpendingLedger {
     }
   }
 
+  /** Writes what is left; what the database refuses is reported, never thrown (shutdown goes on). */
   async close(): Promise<void> {
+    this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    while ([...this.gates.values()].some((s) => s.dirty)) await this.flush();
+    await this.flush().catch((error) => console.error('spending: could not write the counters', error));
+    for (const s of this.gates.values()) {
+      if (s.dirty) console.error('spending: closing without writing gate', s.gateId, 'at', s.current, 'USD');
+    }
   }
 
   private async load(gateId: string): Promise<GateSpending | null> {
@@ -208,6 +225,22 @@ export class LocalLedger implements SpendingLedger {
     const batch = [...this.gates.values()].filter((s) => s.dirty);
     if (batch.length === 0) return;
     for (const s of batch) s.dirty = false;
+    try {
+      await this.writeRows(batch);
+      for (const s of batch) this.written(s);
+    } catch (error) {
+      if (batch.length === 1) return this.refused(batch[0] as GateSpending, error);
+      // One refused row fails the statement: the others are written one by one, without it.
+      for (const s of batch) {
+        await this.writeRows([s]).then(
+          () => this.written(s),
+          (e) => this.refused(s, e),
+        );
+      }
+    }
+  }
+
+  private writeRows(batch: GateSpending[]): Promise<unknown> {
     const rows = batch.map((s) => ({
       id: s.gateId,
       current: s.current.toFixed(10),
@@ -215,16 +248,25 @@ export class LocalLedger implements SpendingLedger {
       status: s.status,
       alerted_at: s.alertedAt?.toISOString() ?? null,
     }));
-    try {
-      await sql().query(WRITE, [JSON.stringify(rows)]);
-    } catch (error) {
-      for (const s of batch) s.dirty = true;
-      throw error;
-    }
+    return sql().query(WRITE, [JSON.stringify(rows)]);
+  }
+
+  private written(s: GateSpending): void {
+    if (s.failing) console.error('spending: gate', s.gateId, 'is written again');
+    s.failing = false;
+  }
+
+  /** A gate whose row the database refused: it stays to be written, and is reported once. */
+  private refused(s: GateSpending, error: unknown): void {
+    s.dirty = true;
+    if (!s.failing) console.error('spending: could not write the counter of gate', s.gateId, error);
+    s.failing = true;
+    this.schedule();
   }
 
   /** Write-behind: changes go out within WRITE_DELAY_MS, many requests per statement. */
   private schedule(): void {
+    if (this.closed) return;
     this.timer ??= setTimeout(() => {
       this.timer = null;
       this.flush().catch((error) => console.error('spending: could not write the counters', error));

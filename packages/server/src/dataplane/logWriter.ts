@@ -29,6 +29,7 @@ const COLUMNS: [string, string, keyof LogEntryData][] = [
   ['prompt_tokens', 'integer', 'promptTokens'],
   ['completion_tokens', 'integer', 'completionTokens'],
   ['tokens_estimated', 'boolean', 'tokensEstimated'],
+  ['usage_note', 'text', 'usageNote'],
   ['cost_usd', 'numeric', 'costUsd'],
   ['latency_ms', 'integer', 'latencyMs'],
   ['success', 'boolean', 'success'],

@@ -19,6 +19,7 @@ import { chargeAll, type Hold, type LimitScope, limits, reserveAll, scopesOf } f
 import type { LogEntryData, LogWriter } from './logWriter.ts';
 import { attemptOrder, type RoutingStrategy } from './routing.ts';
 import { type OpenSession, settleSession } from './sessions.ts';
+import { checkedUsage, InvalidUsage, invalidUsageNote, MAX_USD, recordableUsd } from './usage.ts';
 
 export type Attempt = {
   model: string;
@@ -126,7 +127,7 @@ export type TaskKind<Request extends TaskRequestBase, Params, Answer extends Tas
   worstCase(models: string[], params: Params): number;
   /** One attempt; throws ProviderError. */
   attempt(input: AttemptInput<Params>): Promise<Answer>;
-  /** What the answer cost. */
+  /** What the answer cost; throws InvalidUsage (usage.ts) on a figure no bill can have. */
   price(model: CatalogModel, modelId: string, params: Params, answer: Answer): Promise<Priced> | Priced;
   /** The answer's own fields in its log entry (tool calls, media references, ...). */
   logFields?(request: Request, answer: Answer | undefined): Partial<LogEntryData>;
@@ -159,6 +160,8 @@ export type TaskOutcome<Answer> = {
   action?: string | null;
   /** Agent gates: the session's status once this request settled. */
   sessionStatus?: string;
+  /** The provider's usage was not believed: what was wrong, and what was charged instead. */
+  usageNote?: string;
 };
 
 export const providerOf = (model: string) => findModel(model)?.provider ?? model.split('/')[0] ?? 'unknown';
@@ -312,6 +315,7 @@ function logEntryOf<R extends TaskRequestBase, P, A extends TaskAnswerBase>(
     attempts: t.attempts as never,
     ignoredOverrides: t.ignoredOverrides,
     spendingWarning: fields.outcome?.spendingCrossed ?? false,
+    usageNote: fields.outcome?.usageNote ?? null,
     metadata: (request?.metadata as never) ?? undefined,
     providerRequest: (answer?.providerRequest ?? t.lastError?.providerRequest ?? undefined) as never,
     providerResponse: (answer?.providerResponse ?? t.lastError?.providerResponse ?? undefined) as never,
@@ -361,8 +365,51 @@ function failedAttemptCost<P>(
   if (failure.kind === 'http' || failure.kind === 'content_policy' || failure.kind === 'not_configured')
     return 0;
   if (failure.unreached) return 0;
-  if (failure.usage) return costOf(model, failure.usage);
-  return kind.worstCase([model], params);
+  if (failure.usage) {
+    try {
+      return recordableUsd(costOf(model, checkedUsage(failure.usage)));
+    } catch (error) {
+      if (!(error instanceof InvalidUsage)) throw error;
+    }
+  }
+  return recordableUsd(kind.worstCase([model], params));
+}
+
+/**
+ * What an answer cost, its usage checked first (usage.ts): an answer reporting usage no bill
+ * can have is charged the worst case of the model that answered (what a block gate reserved for
+ * it; the same bound where nothing was reserved) and noted. An estimate (no usage reported) is
+ * ours, not the provider's: where a reservation bounds the request, it is held to it.
+ */
+async function pricedAnswer<R extends TaskRequestBase, P, A extends TaskAnswerBase>(
+  kind: TaskKind<R, P, A>,
+  model: CatalogModel,
+  modelId: string,
+  params: P,
+  answer: A,
+  reserved: boolean,
+): Promise<Priced & { usageNote?: string }> {
+  try {
+    const priced = await kind.price(model, modelId, params, answer);
+    const usage = checkedUsage(priced.usage);
+    const cost = priced.costUsd;
+    if (!Number.isFinite(cost) || cost < 0 || cost > MAX_USD) {
+      throw new InvalidUsage([`the answer's figures came to $${cost}`]);
+    }
+    const costUsd =
+      priced.tokensEstimated && reserved ? Math.min(cost, kind.worstCase([modelId], params)) : cost;
+    return { ...priced, usage, costUsd };
+  } catch (error) {
+    if (!(error instanceof InvalidUsage)) throw error;
+    const costUsd = recordableUsd(kind.worstCase([modelId], params));
+    console.error(`${kind.taskType}: ${modelId} answered with ${error.message}`);
+    return {
+      usage: { promptTokens: 0, completionTokens: 0 },
+      tokensEstimated: false,
+      costUsd,
+      usageNote: invalidUsageNote(error, costUsd),
+    };
+  }
 }
 
 /** What the attempts hear from the caller: the client leaving, and whether an answer is under way. */
@@ -516,7 +563,8 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
     const plan = planFor(kind, answering, request, deps);
     t.ignoredOverrides = plan.ignoredOverrides;
     let beforeAttempt = async (_model: string) => {};
-    if (scopes.some(limits)) {
+    const reserving = scopes.some(limits);
+    if (reserving) {
       if (kind.bounded) plan.params = kind.bounded(plan.params);
       const reservations = reservationsFor(kind, deps, scopes, t, plan);
       held = reservations.held;
@@ -524,8 +572,8 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
       beforeAttempt = reservations.beforeAttempt;
     }
     const { answer, modelUsed, model } = await routeAttempts(kind, deps, t, plan, control, beforeAttempt);
-    const priced = await kind.price(model, modelUsed, plan.params, answer);
-    const costUsd = priced.costUsd + t.failedCostUsd;
+    const priced = await pricedAnswer(kind, model, modelUsed, plan.params, answer, reserving);
+    const costUsd = recordableUsd(priced.costUsd + t.failedCostUsd);
     recorded = true;
     const { spendingWarning, spendingCrossed } = await chargeAll(deps.ledger, scopes, held, costUsd);
     const calls = kind.toolCallsOf?.(answer) ?? [];
@@ -556,6 +604,7 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
       attempts: t.attempts,
       ...(gate.gateType === 'agent' && { action: t.action }),
       ...(sessionStatus !== undefined && { sessionStatus }),
+      ...(priced.usageNote !== undefined && { usageNote: priced.usageNote }),
     };
     await deps.logs.add(
       logEntryOf(kind, t, {

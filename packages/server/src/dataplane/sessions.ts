@@ -11,6 +11,7 @@ import { isSessionKey, SESSION_KEY_MESSAGE } from '@gatehouse/rules/agent';
 import { sql } from '../db/client.ts';
 import { DomainError, ValidationError } from '../domain/errors.ts';
 import type { Gate } from '../generated/prisma/client.ts';
+import { MAX_INT, MAX_USD } from './usage.ts';
 
 /** The same tool call this many times in a row marks the session runaway. */
 export const RUNAWAY_REPEATS = 5;
@@ -143,10 +144,10 @@ export async function settleSession(session: OpenSession, s: SessionSettlement):
   const [row] = await sql().query<{ status: string }>(
     `UPDATE agent_sessions SET
        spending_reserved = GREATEST(spending_reserved - $2::numeric, 0),
-       spending_current = spending_current + $3::numeric,
+       spending_current = LEAST(spending_current + $3::numeric, ${MAX_USD}),
        request_count = request_count + 1,
-       prompt_tokens = prompt_tokens + $4::integer,
-       completion_tokens = completion_tokens + $5::integer,
+       prompt_tokens = LEAST(prompt_tokens::bigint + $4::integer, ${MAX_INT})::integer,
+       completion_tokens = LEAST(completion_tokens::bigint + $5::integer, ${MAX_INT})::integer,
        tools_called = ARRAY(SELECT DISTINCT unnest(tools_called || $6::text[]) ORDER BY 1),
        sub_gates_used = CASE WHEN $7::text IS NULL OR $7::text = ANY(sub_gates_used) THEN sub_gates_used
                              ELSE array_append(sub_gates_used, $7::text) END,

@@ -5,6 +5,7 @@
  */
 import { sql } from '../db/client.ts';
 import { SQL_PERIOD_START as PERIOD_START } from '../domain/spending.ts';
+import { MAX_USD, recordableUsd, settledUsd } from './usage.ts';
 
 const CURRENT = `(CASE WHEN spending_period_start < ${PERIOD_START} THEN 0 ELSE spending_current END)`;
 
@@ -142,7 +143,7 @@ const settleBatch = groupCommit<{ reservation: Reservation; actual: number }, vo
     const key = new Date(reservation.periodStart).getTime();
     const sum = byPeriod.get(key) ?? { periodStart: reservation.periodStart, reserved: 0, actual: 0 };
     sum.reserved += reservation.amount;
-    sum.actual += actual;
+    sum.actual += settledUsd(actual, reservation.amount);
     byPeriod.set(key, sum);
   }
   for (const sum of byPeriod.values()) {
@@ -151,11 +152,11 @@ const settleBatch = groupCommit<{ reservation: Reservation; actual: number }, vo
          spending_status = CASE WHEN spending_enforcement = 'block' AND spending_limit IS NOT NULL
            AND spending_period_start >= ${PERIOD_START} AND settled.current >= spending_limit
            THEN 'suspended' ELSE 'active' END
-       FROM (SELECT id AS settled_id, GREATEST(CASE WHEN spending_period_start = $2 THEN spending_current - $3::numeric
-                                                    ELSE spending_current END + $4::numeric, 0) AS current
+       FROM (SELECT id AS settled_id, LEAST(GREATEST(CASE WHEN spending_period_start = $2 THEN spending_current - $3::numeric
+                                                          ELSE spending_current END + $4::numeric, 0), ${MAX_USD}) AS current
              FROM gates WHERE id = $1::uuid FOR NO KEY UPDATE) AS settled
        WHERE id = settled.settled_id`,
-      [gateId, sum.periodStart, sum.reserved.toFixed(10), sum.actual.toFixed(10)],
+      [gateId, sum.periodStart, sum.reserved.toFixed(10), Math.min(sum.actual, MAX_USD).toFixed(10)],
       { prepare: true },
     );
   }
@@ -173,7 +174,7 @@ export async function addSpending(gateId: string, amount: number): Promise<Settl
   // now() fails on PostgreSQL, whose now() has microseconds the millisecond column does not keep.
   const rows = await sql().query<{ over: boolean; crossed: boolean }>(
     `UPDATE gates SET
-       spending_current = ${CURRENT} + $2::numeric,
+       spending_current = LEAST(${CURRENT} + $2::numeric, ${MAX_USD}),
        spending_period_start = GREATEST(spending_period_start, ${PERIOD_START}),
        spending_alerted_at = CASE
          WHEN spending_enforcement = 'alert_only' AND spending_limit IS NOT NULL
@@ -185,7 +186,7 @@ export async function addSpending(gateId: string, amount: number): Promise<Settl
      WHERE id = before.locked_id
      RETURNING (spending_limit IS NOT NULL AND spending_current >= spending_limit) AS over,
                (spending_alerted_at IS DISTINCT FROM before.alerted_before) AS crossed`,
-    [gateId, amount],
+    [gateId, recordableUsd(amount).toFixed(10)],
     { prepare: true },
   );
   return { overLimit: rows[0]?.over ?? false, crossed: rows[0]?.crossed ?? false };
@@ -238,7 +239,8 @@ export function createSpendingAccumulator(intervalMs = 250) {
   timer.unref();
   return {
     add(gateId: string, amount: number) {
-      if (amount > 0) pending.set(gateId, (pending.get(gateId) ?? 0) + amount);
+      const usd = recordableUsd(amount);
+      if (usd > 0) pending.set(gateId, Math.min((pending.get(gateId) ?? 0) + usd, MAX_USD));
     },
     async close() {
       clearInterval(timer);

@@ -64,6 +64,7 @@ export type SummaryRow = {
   prompt_tokens: number;
   completion_tokens: number;
   tokens_estimated: boolean;
+  usage_note: string | null;
   cost_usd: string | number;
   latency_ms: number;
   success: boolean;
@@ -81,7 +82,7 @@ export type SummaryRow = {
 };
 
 export const SUMMARY_COLUMNS = `id, gate_id, gate_name, endpoint, model_requested, model_used, prompt_tokens,
-  completion_tokens, tokens_estimated, cost_usd, latency_ms, success, status_code, error_code, error_message,
+  completion_tokens, tokens_estimated, usage_note, cost_usd, latency_ms, success, status_code, error_code, error_message,
   session_id, inferred_action, tool_calls, tool_results, ignored_overrides, spending_warning, stream, created_at`;
 
 /** An entry as the domain knows it: money as a number, its time a Date. */
@@ -97,6 +98,7 @@ export function entryOf(row: SummaryRow) {
     completionTokens: row.completion_tokens,
     totalTokens: row.prompt_tokens + row.completion_tokens,
     tokensEstimated: row.tokens_estimated,
+    usageNote: row.usage_note,
     costUsd: Number(row.cost_usd),
     latencyMs: row.latency_ms,
     success: row.success,

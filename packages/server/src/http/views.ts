@@ -65,6 +65,7 @@ export function logEntryView(e: LogEntrySummary) {
     completion_tokens: e.completionTokens,
     total_tokens: e.totalTokens,
     tokens_estimated: e.tokensEstimated,
+    usage_note: e.usageNote,
     cost_usd: e.costUsd,
     latency_ms: e.latencyMs,
     success: e.success,

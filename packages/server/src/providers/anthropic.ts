@@ -221,12 +221,15 @@ function finishReasonOf(reason: string | null | undefined, response: unknown): F
   }
 }
 
+/** The usage reported; a figure that is no count is passed on for the pipeline to refuse (openai.ts). */
 function usageOf(usage: WireUsage | undefined): Usage | null {
-  if (!usage || typeof usage.input_tokens !== 'number') return null;
+  if (!usage || usage.input_tokens == null) return null;
   const cached = usage.cache_read_input_tokens ?? 0;
   const written = usage.cache_creation_input_tokens ?? 0;
+  // A part that is no count stands for the whole, so that it is seen and refused.
+  const unsound = [usage.input_tokens, cached, written].find((n) => typeof n !== 'number');
   return {
-    promptTokens: usage.input_tokens + cached + written,
+    promptTokens: unsound ?? usage.input_tokens + cached + written,
     completionTokens: usage.output_tokens ?? 0,
     ...(cached > 0 && { cachedTokens: cached }),
     ...(written > 0 && { cacheWriteTokens: written }),

@@ -166,8 +166,9 @@ export function geminiRequestBody(params: ChatParams, opts: SignatureOptions = {
   };
 }
 
+/** The usage reported; a figure that is no count is passed on for the pipeline to refuse (openai.ts). */
 function usageOf(usage: WireResponse['usageMetadata']): Usage | null {
-  if (!usage || typeof usage.promptTokenCount !== 'number') return null;
+  if (!usage || usage.promptTokenCount == null) return null;
   return {
     promptTokens: usage.promptTokenCount,
     completionTokens: (usage.candidatesTokenCount ?? 0) + (usage.thoughtsTokenCount ?? 0),

@@ -99,8 +99,12 @@ export function finishReasonOf(reason: string | null | undefined): FinishReason 
   }
 }
 
+/**
+ * The usage reported, as it came: none when absent (the gateway then counts), and a figure that is
+ * no count passed on for the pipeline to refuse (dataplane/usage.ts), not taken for an absence.
+ */
 function usageOf(usage: WireUsage | null | undefined): Usage | null {
-  if (!usage || typeof usage.prompt_tokens !== 'number') return null;
+  if (!usage || usage.prompt_tokens == null) return null;
   const cached = usage.prompt_tokens_details?.cached_tokens;
   return {
     promptTokens: usage.prompt_tokens,

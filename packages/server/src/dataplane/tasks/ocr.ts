@@ -19,6 +19,7 @@ import {
   pdfPageObjects,
 } from '../../providers/tasks/ocr.ts';
 import { connectionFor, mergeModel, type TaskKind, type TaskRequestBase } from '../pipeline.ts';
+import { countOf } from '../usage.ts';
 import { envelopeFields, nativeEnvelope } from './common.ts';
 
 /** Mistral OCR's limit on one document (docs.mistral.ai: 50 MB, 1,000 pages). */
@@ -128,7 +129,7 @@ export const ocrKind: TaskKind<OcrRequest, OcrParams, OcrAnswer> = {
     return {
       usage: { promptTokens: 0, completionTokens: 0 },
       tokensEstimated: false,
-      costUsd: answer.pagesProcessed * perPage(modelId),
+      costUsd: countOf('pages processed', 'pages', answer.pagesProcessed) * perPage(modelId),
     };
   },
 };

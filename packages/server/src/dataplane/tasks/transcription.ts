@@ -16,6 +16,7 @@ import {
   transcribe,
 } from '../../providers/tasks/transcription.ts';
 import { connectionFor, mergeModel, type TaskKind, type TaskRequestBase } from '../pipeline.ts';
+import { countOf } from '../usage.ts';
 import { envelopeFields, nativeEnvelope } from './common.ts';
 
 export const TRANSCRIPT_FORMATS = ['json', 'text', 'verbose_json', 'srt', 'vtt'] as const;
@@ -89,7 +90,8 @@ const perMinute = (modelId: string) => findModel(modelId)?.unitPrices.perMinute 
  * file can play), never more than the reservation's bound.
  */
 export function chargedSeconds(params: TranscriptionParams, answer: TranscriptionAnswer): number {
-  const heard = answer.seconds ?? params.seconds;
+  const heard =
+    answer.seconds === null ? params.seconds : countOf('seconds heard', 'seconds', answer.seconds);
   return Math.min(heard, params.seconds);
 }
 

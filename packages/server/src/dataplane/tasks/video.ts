@@ -17,6 +17,7 @@ import {
   videoProblem,
 } from '../../providers/tasks/video.ts';
 import { connectionFor, mergeModel, type TaskKind, type TaskRequestBase } from '../pipeline.ts';
+import { countOf } from '../usage.ts';
 import { envelopeFields, nativeEnvelope } from './common.ts';
 
 export const MAX_VIDEO_PROMPT = 10_000;
@@ -91,7 +92,10 @@ export const videoKind: TaskKind<VideoRequest, VideoParams, VideoAnswer> = {
   attempt: (a) => generateVideo(connectionFor(a), a.model.providerModel, a.params, a.timing.signal),
   price(model, modelId, params, answer) {
     // Never more than was asked for: the reservation assumed as much.
-    const seconds = Math.min(answer.seconds, secondsFor(model.providerModel, params));
+    const seconds = Math.min(
+      countOf('seconds made', 'seconds', answer.seconds),
+      secondsFor(model.providerModel, params),
+    );
     return {
       usage: { promptTokens: 0, completionTokens: 0 },
       tokensEstimated: false,

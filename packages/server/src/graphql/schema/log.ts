@@ -54,6 +54,11 @@ export const LogEntryRef = builder.objectRef<LogEntrySummary>('LogEntry').implem
     completionTokens: t.exposeInt('completionTokens'),
     totalTokens: t.exposeInt('totalTokens'),
     tokensEstimated: t.exposeBoolean('tokensEstimated'),
+    usageNote: t.exposeString('usageNote', {
+      nullable: true,
+      description:
+        "Set when the provider's usage was not believed: what was wrong, and the worst case charged",
+    }),
     costUsd: t.exposeFloat('costUsd'),
     latencyMs: t.exposeInt('latencyMs'),
     success: t.exposeBoolean('success'),
