@@ -153,6 +153,7 @@ describe('a Claude Code session through a gate to Anthropic', () => {
       'content_block_start:tool_use',
       'content_block_delta:input_json_delta',
       'content_block_delta:input_json_delta',
+      'content_block_delta:input_json_delta',
       'content_block_stop',
       'message_delta',
       'message_stop',
@@ -165,11 +166,13 @@ describe('a Claude Code session through a gate to Anthropic', () => {
       { type: 'tool_use', ...READ_CALL },
     ]);
     expect(answer.stop_reason).toBe('tool_use');
+    // Anthropic's usage as it reported it (service_tier included).
     expect(answer.usage).toEqual({
       input_tokens: 12,
       output_tokens: 80,
       cache_read_input_tokens: 14_000,
       cache_creation_input_tokens: 1_200,
+      service_tier: 'standard',
     });
 
     // Turn 2: the assistant turn comes back with its signed thinking; the tool result keeps its mark.

@@ -176,7 +176,7 @@ function chatKind(
       const completion =
         forwarding && forward && adapter.forward
           ? await adapter.forward(model.providerModel, { ...sent, forward }, options)
-          : await adapter.chat(model.providerModel, sent, options);
+          : await adapter.chat(model.providerModel, withoutForward(sent), options);
       if (dropped.length > 0) completion.dropped = dropped;
       const forbidden = completion.toolCalls.find((c) => hidden.has(c.function.name));
       if (forbidden) {
@@ -224,6 +224,13 @@ function chatKind(
       };
     },
   };
+}
+
+/** What a translating adapter is sent: the client's own body is not for it (nor for its log). */
+function withoutForward(params: ChatParams): ChatParams {
+  if (!params.forward) return params;
+  const { forward: _forward, ...translated } = params;
+  return translated;
 }
 
 /** Where each drop-in wire format keeps a tool's name. */

@@ -348,7 +348,7 @@ export function createAnthropicAdapter(opts: {
     raw = false,
   ) {
     const emit = (delta: StreamDelta) => {
-      if (!raw) emit(delta);
+      if (!raw) options.onDelta?.(delta);
     };
     // The stream rebuilt into the message a plain call would have returned.
     const message: WireResponse & { type: string; role: string } = {
