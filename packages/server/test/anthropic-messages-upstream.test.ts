@@ -111,15 +111,11 @@ describe('a Claude Code session through a gate to Anthropic', () => {
       },
     );
 
-    // The start-up probe: plain JSON, no thinking, no tools.
+    // The start-up probe: plain JSON, no thinking, no tools; Anthropic gets it as sent, the gate's model in it.
     const quota = await messageOf(await send(probe as Record<string, unknown>));
     expect(quota.stop_reason).toBe('max_tokens');
     expect(upstream.requests).toHaveLength(1);
-    expect(upstream.last().body).toEqual({
-      model: 'claude-sonnet-4-5',
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'quota' }] }],
-      max_tokens: 1,
-    });
+    expect(upstream.last().body).toEqual({ ...probe, model: 'claude-sonnet-4-5' });
 
     // Turn 1: streamed thinking, text and a tool call.
     const events = await namedEvents(await send(first as Record<string, unknown>));
@@ -128,9 +124,7 @@ describe('a Claude Code session through a gate to Anthropic', () => {
     expect(sent.headers['anthropic-beta']).toBe(FORWARDED_BETA_HEADER);
     expect(sent.headers['x-api-key']).toBe(anthropic.apiKey);
     expect(sent.headers['anthropic-version']).toBe('2023-06-01');
-    expect(Object.keys(sent.body).sort()).toEqual(
-      ['max_tokens', 'messages', 'model', 'stream', 'system', 'temperature', 'thinking', 'tools'].sort(),
-    );
+    expect(sent.body).toEqual({ ...first, model: 'claude-sonnet-4-5' });
     expect(sent.body).toMatchObject({
       max_tokens: 32000,
       temperature: 1,
@@ -142,9 +136,9 @@ describe('a Claude Code session through a gate to Anthropic', () => {
     expect(sent.body.tools).toEqual(CLAUDE_CODE_TOOLS);
     expect(sent.body.tools.at(-1).cache_control).toEqual({ type: 'ephemeral' });
 
+    // Anthropic's own events, as it sent them (its ping comes only before a first text block).
     expect(shapeOf(events)).toEqual([
       'message_start',
-      'ping',
       'content_block_start:thinking',
       'content_block_delta:thinking_delta',
       'content_block_delta:thinking_delta',
@@ -159,6 +153,7 @@ describe('a Claude Code session through a gate to Anthropic', () => {
       'content_block_start:tool_use',
       'content_block_delta:input_json_delta',
       'content_block_delta:input_json_delta',
+      'content_block_delta:input_json_delta',
       'content_block_stop',
       'message_delta',
       'message_stop',
@@ -171,11 +166,13 @@ describe('a Claude Code session through a gate to Anthropic', () => {
       { type: 'tool_use', ...READ_CALL },
     ]);
     expect(answer.stop_reason).toBe('tool_use');
+    // Anthropic's usage as it reported it (service_tier included).
     expect(answer.usage).toEqual({
       input_tokens: 12,
       output_tokens: 80,
       cache_read_input_tokens: 14_000,
       cache_creation_input_tokens: 1_200,
+      service_tier: 'standard',
     });
 
     // Turn 2: the assistant turn comes back with its signed thinking; the tool result keeps its mark.
@@ -232,10 +229,11 @@ describe('a Claude Code session through a gate to Anthropic', () => {
     });
     const events = await namedEvents(await send(CLAUDE_CODE_SESSION[1] as Record<string, unknown>));
     expect(anthropic.upstream.requests).toHaveLength(1);
+    // The events Anthropic sent, in its order, then the gateway's error event.
     expect(shapeOf(events)).toEqual([
       'message_start',
-      'ping',
       'content_block_start:text',
+      'ping',
       'content_block_delta:text_delta',
       'error',
     ]);

@@ -5,11 +5,14 @@
  * wire format and write the answer.
  */
 import type { AllowOverrides } from '@gatehouse/rules/gate';
+import { findModel } from '../domain/catalog.ts';
 import { ValidationError } from '../domain/errors.ts';
 import type { Gate } from '../generated/prisma/client.ts';
+import type { ProviderRegistry } from '../providers/registry.ts';
 import {
   type ChatCompletion,
   type ChatParams,
+  type Forward,
   ProviderError,
   type StreamDelta,
   textOf,
@@ -45,6 +48,8 @@ export type StreamStart = {
   ignoredOverrides: string[];
   /** An orchestrated agent gate's step (the sub-gate role answering). */
   action?: string | null;
+  /** What the translation for this model left out of a drop-in request (Forward.dropped). */
+  dropped?: string[];
 };
 
 export type ChatHooks = {
@@ -62,9 +67,15 @@ export type DataPlaneDeps = PipelineDeps;
  * of it has gone to the client (then no other model may take over).
  */
 function chatKind(
+  providers: ProviderRegistry,
   hooks: ChatHooks,
   emit: { started: boolean },
 ): TaskKind<ChatRequest, ChatParams, ChatCompletion> {
+  /** Whether the provider of `modelId` takes a drop-in request of `api` as its client sent it. */
+  const forwards = (modelId: string, api: Forward['api']) => {
+    const provider = findModel(modelId)?.provider;
+    return provider !== undefined && providers.adapter(provider)?.forwards?.has(api) === true;
+  };
   let ignoredOverrides: string[] = [];
   /** Tools an agent gate kept from the model: calling one is a failed attempt. */
   let hidden = new Set<string>();
@@ -80,11 +91,12 @@ function chatKind(
         .map((t) => t.function.name);
       hidden = new Set(hiddenNames);
       if (hiddenNames.length === 0) return { request, hidden: [] };
-      const { tools: _all, toolChoice, ...rest } = request;
+      const { tools: _all, toolChoice, forward, ...rest } = request;
       const forced = typeof toolChoice === 'object' ? toolChoice.function.name : null;
       return {
         request: {
           ...rest,
+          ...(forward && { forward: withoutTools(forward, hidden) }),
           ...(tools.length > 0 && { tools }),
           ...(toolChoice !== undefined &&
             tools.length > 0 &&
@@ -110,6 +122,14 @@ function chatKind(
       );
       const badSchema = schemaProblem(merged.params.responseFormat);
       if (badSchema) throw new ValidationError([{ path: 'responseFormat', message: badSchema }]);
+      // A body only its own family reads is refused at the door of a gate with no such model.
+      const forward = request.forward;
+      if (
+        forward?.untranslatable &&
+        ![merged.model, ...gate.fallbackModels].some((m) => forwards(m, forward.api))
+      ) {
+        throw forward.untranslatable;
+      }
       ignoredOverrides = merged.ignoredOverrides;
       return merged;
     },
@@ -124,7 +144,21 @@ function chatKind(
       const native =
         !format || format.type === 'text' || deps.providers.nativeResponseFormat(model.provider, format.type);
       const sent = withInjectedFormat(params, native);
-      const info: StreamStart = { id, model: modelId, ignoredOverrides, action };
+      // Same family, same wire: the client's body goes on as sent, with the gate's changes.
+      const forward = sent.forward;
+      const forwarding =
+        forward !== undefined && adapter.forward !== undefined && adapter.forwards?.has(forward.api);
+      if (forward?.untranslatable && !forwarding) {
+        const error = new ProviderError(
+          'http',
+          `${forward.untranslatable.message} (${modelId} takes no request in this shape)`,
+          400,
+        );
+        error.unreached = true;
+        throw error;
+      }
+      const dropped = forward && !forwarding ? forward.dropped : [];
+      const info: StreamStart = { id, model: modelId, ignoredOverrides, action, dropped };
       // With a JSON contract the answer is checked before any of it reaches the client.
       const buffered: StreamDelta[] = [];
       const onDelta = hooks.onDelta
@@ -138,10 +172,12 @@ function chatKind(
             hooks.onDelta?.(delta);
           }
         : undefined;
-      const completion = await adapter.chat(model.providerModel, sent, {
-        signal: timing.signal,
-        ...(onDelta && { onDelta }),
-      });
+      const options = { signal: timing.signal, ...(onDelta && { onDelta }) };
+      const completion =
+        forwarding && forward && adapter.forward
+          ? await adapter.forward(model.providerModel, { ...sent, forward }, options)
+          : await adapter.chat(model.providerModel, withoutForward(sent), options);
+      if (dropped.length > 0) completion.dropped = dropped;
       const forbidden = completion.toolCalls.find((c) => hidden.has(c.function.name));
       if (forbidden) {
         const error = new ProviderError(
@@ -181,9 +217,34 @@ function chatKind(
         toolCalls: completion?.toolCalls.length ? (completion.toolCalls as never) : undefined,
         toolResults: toolResults.length ? (toolResults as never) : undefined,
         stream: request.stream ?? false,
+        // What the translation left out is kept beside the ignored overrides, marked as such.
+        ...(completion?.dropped?.length && {
+          ignoredOverrides: [...ignoredOverrides, ...completion.dropped.map((d) => `dropped:${d}`)],
+        }),
       };
     },
   };
+}
+
+/** What a translating adapter is sent: the client's own body is not for it (nor for its log). */
+function withoutForward(params: ChatParams): ChatParams {
+  if (!params.forward) return params;
+  const { forward: _forward, ...translated } = params;
+  return translated;
+}
+
+/** Where each drop-in wire format keeps a tool's name. */
+function toolName(api: Forward['api'], tool: unknown): unknown {
+  const t = (tool ?? {}) as { name?: unknown; function?: { name?: unknown }; custom?: { name?: unknown } };
+  return api === 'openai-chat' ? (t.function?.name ?? t.custom?.name) : t.name;
+}
+
+/** A forwarded body without the tools an agent gate keeps from the model. */
+function withoutTools(forward: Forward, hidden: ReadonlySet<string>): Forward {
+  const tools = forward.body.tools;
+  if (!Array.isArray(tools)) return forward;
+  const kept = tools.filter((t) => !hidden.has(toolName(forward.api, t) as string));
+  return { ...forward, body: { ...forward.body, tools: kept } };
 }
 
 /**
@@ -199,7 +260,14 @@ async function chat(
 ): Promise<ChatOutcome> {
   const emit = { started: false };
   const control: RouteControl = { signal: hooks.signal, committed: () => emit.started };
-  const { answer, ...outcome } = await runTask(deps, chatKind(hooks, emit), caller, gate, parse, control);
+  const { answer, ...outcome } = await runTask(
+    deps,
+    chatKind(deps.providers, hooks, emit),
+    caller,
+    gate,
+    parse,
+    control,
+  );
   return { ...outcome, completion: answer };
 }
 
@@ -237,7 +305,7 @@ function rolePicker(deps: () => DataPlaneDeps): RolePicker {
     };
     const outcome = await runTask(
       deps(),
-      chatKind({}, { started: false }),
+      chatKind(deps().providers, {}, { started: false }),
       caller,
       gate,
       () => request,

@@ -128,6 +128,12 @@ export function worstCaseCost(models: string[], params: ChatParams): number {
     promptBound += MESSAGE_OVERHEAD_TOKENS;
   }
   if (params.tools) promptBound += Buffer.byteLength(JSON.stringify(params.tools)) + TOOL_USE_OVERHEAD_TOKENS;
+  // A forwarded body may hold what the translation left out: its bytes bound its prompt too.
+  if (params.forward) {
+    const added = (params.forward.system ?? []).reduce((n, text) => n + Buffer.byteLength(text), 0);
+    const sent = Buffer.byteLength(JSON.stringify(params.forward.body)) + added + TOOL_USE_OVERHEAD_TOKENS;
+    promptBound = Math.max(promptBound, sent);
+  }
   const output = params.maxTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
   return Math.max(
     0,

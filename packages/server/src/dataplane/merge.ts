@@ -68,6 +68,10 @@ export function mergeRequest(gate: GateForMerge, request: ChatRequest): Merged {
       ...(responseFormat && responseFormat.type !== 'text' && { responseFormat }),
       ...(request.thinking && { thinking: request.thinking }),
       ...(request.betas?.length && { betas: request.betas }),
+      // The body as sent, for a provider of its family: the gate's prompt goes before the client's.
+      ...(request.forward && {
+        forward: { ...request.forward, system: gate.systemPrompt ? [gate.systemPrompt] : [] },
+      }),
     },
   };
 }

@@ -5,8 +5,10 @@
 
 import { boundedJsonObject } from '@gatehouse/rules/jsonLimits';
 import { z } from 'zod';
+import { parseWith, ValidationError } from '../domain/errors.ts';
 import type {
   ChatMessage,
+  Forward,
   ResponseFormat,
   ThinkingConfig,
   ToolChoice,
@@ -174,10 +176,69 @@ export type ChatRequest = {
   /** Anthropic's extended thinking and beta headers (/v1/messages); the other adapters drop them. */
   thinking?: ThinkingConfig;
   betas?: string[];
+  /** A drop-in route's request as sent, for a provider of its own family. */
+  forward?: Forward;
   sessionId?: string;
   action?: string;
   metadata?: Record<string, unknown>;
 };
+
+/**
+ * `body` with only the `known` fields; the others are named in `dropped` (a translation to
+ * another family leaves them out, and says so).
+ */
+export function knownFields(body: Record<string, unknown>, known: ReadonlySet<string>, dropped: string[]) {
+  const kept: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body)) {
+    if (known.has(key)) kept[key] = value;
+    else dropped.push(key);
+  }
+  return kept;
+}
+
+/**
+ * A custom tool (free-form input, OpenAI's `custom` type) as a function tool: one string
+ * argument, `input`, carries the text the model writes for it.
+ */
+export function customToolFunction(name: string, description: string | null | undefined) {
+  return {
+    name,
+    ...(description != null && { description }),
+    parameters: {
+      type: 'object',
+      properties: { input: { type: 'string', description: 'The free-form input of the tool' } },
+      required: ['input'],
+      additionalProperties: false,
+    },
+  };
+}
+
+/** What a drop-in route checks of a body itself, whatever the gate's family: only what it reads. */
+export const doorFields = {
+  model: z.string('must be a string').min(1).max(200).optional(),
+  stream: z.boolean('must be a boolean').nullish(),
+  temperature: z.number('must be a number').nullish(),
+  top_p: z.number('must be a number').nullish(),
+};
+
+/**
+ * A drop-in request: its translation for providers of another family, and the body as sent for
+ * its own (`forward`). Where the body has no translation (a shape only its own family reads),
+ * `fallback` (what the door checked) stands in and the reason is kept: a provider of its own
+ * family still takes it, another one is refused with it.
+ */
+export function withForward(
+  translate: () => ChatRequest,
+  fallback: ChatRequest,
+  forward: Forward,
+): ChatRequest {
+  try {
+    return { ...translate(), forward };
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    return { ...fallback, forward: { ...forward, untranslatable: error } };
+  }
+}
 
 const defined = <T extends object>(o: T) =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null)) as T;
@@ -210,5 +271,72 @@ export function fromOpenAI(body: z.infer<typeof openAIChatSchema>, modelIsGate: 
     stop: body.stop ?? undefined,
     seed: body.seed ?? undefined,
     metadata: body.metadata,
+  });
+}
+
+const CHAT_FIELDS = new Set(Object.keys(openAIChatSchema.shape));
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * A chat-completions body without what a translation cannot carry, and the names of what was
+ * left out (fields, `tools.<type>`): custom tools become function tools of one string argument.
+ */
+export function chatTranslatable(body: unknown): { body: unknown; dropped: string[] } {
+  if (!isObject(body)) return { body, dropped: [] };
+  const dropped: string[] = [];
+  const kept = knownFields(body, CHAT_FIELDS, dropped);
+  if (Array.isArray(kept.tools)) {
+    kept.tools = kept.tools.flatMap((t) => {
+      if (!isObject(t) || t.type === 'function') return [t];
+      const custom = t.custom as { name?: unknown; description?: unknown } | undefined;
+      if (t.type === 'custom' && typeof custom?.name === 'string') {
+        return [
+          {
+            type: 'function',
+            function: customToolFunction(custom.name, custom.description as string | undefined),
+          },
+        ];
+      }
+      dropped.push(`tools.${String(t.type)}`);
+      return [];
+    });
+  }
+  return { body: kept, dropped: [...new Set(dropped)] };
+}
+
+const chatDoor = z.looseObject({
+  ...doorFields,
+  messages: z.array(z.unknown(), 'must be a list of messages').min(1, 'must hold at least one message'),
+  max_tokens: z.number('must be a number').int().min(1).nullish(),
+  max_completion_tokens: z.number('must be a number').int().min(1).nullish(),
+});
+
+/**
+ * A /v1/chat/completions body as the data plane takes it: checked only for what the gateway
+ * reads, kept as sent for OpenAI, translated (where it can be) for the other providers.
+ */
+export function chatRequest(
+  body: unknown,
+  opts: { modelIsGate: boolean; sent: Pick<Forward, 'headers' | 'query'> },
+): ChatRequest {
+  const checked = parseWith(chatDoor, body);
+  const { body: cleaned, dropped } = chatTranslatable(body);
+  const { gateId: _gateId, ...asSent } = checked;
+  const maxTokens = checked.max_completion_tokens ?? checked.max_tokens;
+  const fallback: ChatRequest = {
+    messages: [],
+    stream: checked.stream ?? false,
+    ...(!opts.modelIsGate && checked.model !== undefined && { model: checked.model }),
+    ...(maxTokens != null && { maxTokens }),
+    ...(checked.temperature != null && { temperature: checked.temperature }),
+    ...(checked.top_p != null && { topP: checked.top_p }),
+  };
+  return withForward(() => fromOpenAI(parseWith(openAIChatSchema, cleaned), opts.modelIsGate), fallback, {
+    api: 'openai-chat',
+    body: asSent,
+    ...opts.sent,
+    dropped,
   });
 }

@@ -10,12 +10,22 @@ import type { ChatParams, ResponseFormat } from '../providers/types.ts';
 export function withInjectedFormat(params: ChatParams, native: boolean): ChatParams {
   const format = params.responseFormat;
   if (!format || format.type === 'text' || native) return params;
-  const instruction =
-    format.type === 'json_object'
-      ? 'Respond with a single valid JSON object and nothing else.'
-      : `Respond with a single JSON value that validates against this JSON schema, and nothing else:\n${JSON.stringify(format.json_schema.schema)}`;
+  const instruction = formatInstruction(format);
   const { responseFormat: _dropped, ...rest } = params;
-  return { ...rest, messages: [{ role: 'system', content: instruction }, ...params.messages] };
+  // A forwarded body takes it as the gate's system prompt, the translation as a system message.
+  const forward = rest.forward && { ...rest.forward, system: [instruction, ...(rest.forward.system ?? [])] };
+  return {
+    ...rest,
+    messages: [{ role: 'system', content: instruction }, ...params.messages],
+    ...(forward && { forward }),
+  };
+}
+
+/** The contract in words, for a model asked in its prompt. */
+function formatInstruction(format: Exclude<ResponseFormat, { type: 'text' }>): string {
+  return format.type === 'json_object'
+    ? 'Respond with a single valid JSON object and nothing else.'
+    : `Respond with a single JSON value that validates against this JSON schema, and nothing else:\n${JSON.stringify(format.json_schema.schema)}`;
 }
 
 /** Why `content` breaks the contract, or null when it keeps it. */

@@ -29,3 +29,17 @@ export function loadGate(userId: string, id: string): Gate | Promise<Gate> {
 export function forgetGate(gate: Pick<Gate, 'userId' | 'id'>): void {
   cache.forget(`${gate.userId}:${gate.id}`);
 }
+
+// Names to ids, by owner: a gate named in a model field (`gatehouse/<name>`) on every request.
+// A rename is seen within TTL_MS, as another process's change is.
+const ids = hotCache<string>({ ttlMs: TTL_MS, maxEntries: 10_000 });
+
+/** The owner's gate of this name (names are unique per account); anyone else's is a 404. */
+export async function loadGateByName(userId: string, name: string): Promise<Gate> {
+  const id = await ids.get(`${userId}:${name}`, async () => {
+    const row = await prisma.gate.findFirst({ where: { userId, name }, select: { id: true } });
+    if (!row) throw new NotFoundError('Gate');
+    return row.id;
+  });
+  return loadGate(userId, id);
+}

@@ -1,6 +1,7 @@
 /** Who a data-plane request is for, and the agent headers it carries, as the pipeline reads them. */
 import type { Context } from 'hono';
 import type { TaskCaller } from '../dataplane/pipeline.ts';
+import type { Forward } from '../providers/types.ts';
 import type { ActorEnv } from './middleware.ts';
 
 /** Names the client's session on every route (a /v3 body may say `sessionId` instead). */
@@ -17,4 +18,19 @@ export function callerOf(c: Context<ActorEnv>, endpoint: string): TaskCaller {
     ...(sessionKey !== undefined && { sessionKey }),
     ...(action !== undefined && { action }),
   };
+}
+
+/** Headers a drop-in route forwards to a provider of its own family: the betas the client asked for. */
+const BETA_HEADERS = ['anthropic-beta', 'openai-beta'];
+
+/** What a drop-in request carries besides its body, for a provider of its own family. */
+export function sentOf(c: Context): Pick<Forward, 'headers' | 'query'> {
+  const headers: Record<string, string> = {};
+  for (const name of BETA_HEADERS) {
+    const value = c.req.header(name);
+    if (value !== undefined) headers[name] = value;
+  }
+  const url = c.req.url;
+  const at = url.indexOf('?');
+  return { headers, query: at === -1 ? '' : url.slice(at) };
 }

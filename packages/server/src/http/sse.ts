@@ -2,13 +2,19 @@ import type { ServerResponse } from 'node:http';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { ChatHooks, ChatOutcome, StreamStart } from '../dataplane/chat.ts';
 import type { StreamDelta } from '../providers/types.ts';
+import { jsonText } from '../providers/wireText.ts';
 
 const encoder = new TextEncoder();
 
+/** Names what a translation to another family left out of the request (see Forward.dropped). */
+export const DROPPED_HEADER = 'x-gatehouse-dropped-fields';
+
 /** Response headers that tell what the gateway did besides answering. */
 export function outcomeHeaders(
-  o: Pick<ChatOutcome, 'id' | 'modelUsed' | 'ignoredOverrides'> & Partial<ChatOutcome>,
+  o: Pick<ChatOutcome, 'id' | 'modelUsed' | 'ignoredOverrides'> &
+    Partial<ChatOutcome> & { dropped?: string[] | undefined },
 ) {
+  const dropped = o.dropped ?? o.completion?.dropped;
   return {
     'x-gatehouse-request-id': o.id,
     'x-gatehouse-model-used': o.modelUsed,
@@ -17,7 +23,25 @@ export function outcomeHeaders(
     ...(o.spendingWarning && { 'x-gatehouse-spending-warning': 'spending limit reached' }),
     ...(o.action && { 'x-gatehouse-action': o.action }),
     ...(o.sessionStatus && { 'x-gatehouse-session-status': o.sessionStatus }),
+    ...(dropped?.length && { [DROPPED_HEADER]: dropped.join(',') }),
   };
+}
+
+/** A forwarded request's answer: the provider's JSON as it came, with the gateway's headers. */
+export function forwardedAnswer(o: ChatOutcome): Response {
+  return new Response(jsonText(o.completion.providerResponse), {
+    status: 200,
+    headers: { 'content-type': 'application/json', ...outcomeHeaders(o) },
+  });
+}
+
+/** One event of a forwarded stream, written as the provider wrote it (a data line per line). */
+function rawFrame(raw: NonNullable<StreamDelta['raw']>): string {
+  const name = raw.event ? `event: ${raw.event}\n` : '';
+  return `${name}${raw.data
+    .split('\n')
+    .map((line) => `data: ${line}\n`)
+    .join('')}\n`;
 }
 
 export type SseFormat = {
@@ -67,14 +91,18 @@ export async function streamChat(
   /** The events decided before the headers are written; then where they go. */
   const held: string[] = [];
   let sink: Sink | null = null;
-  const send = (event: unknown) => {
+  const write = (text: string) => {
     if (closed) return;
-    const data = typeof event === 'string' ? event : JSON.stringify(event);
-    const name = format.eventName ? `event: ${format.eventName(event)}\n` : '';
-    const text = `${name}data: ${data}\n\n`;
     if (sink) sink.write(text);
     else held.push(text);
   };
+  const send = (event: unknown) => {
+    const data = typeof event === 'string' ? event : JSON.stringify(event);
+    const name = format.eventName ? `event: ${format.eventName(event)}\n` : '';
+    write(`${name}data: ${data}\n\n`);
+  };
+  /** The answer is a forwarded stream: its own events end it, not the format's. */
+  let forwarded = false;
   const done = () => {
     if (format.doneMarker !== false) send('[DONE]');
   };
@@ -96,7 +124,10 @@ export async function streamChat(
       resolveStart(s);
     },
     onDelta: (delta) => {
-      if (start) for (const event of format.delta(start, delta)) send(event);
+      if (delta.raw) {
+        forwarded = true;
+        write(rawFrame(delta.raw));
+      } else if (start) for (const event of format.delta(start, delta)) send(event);
     },
   });
   // Whichever comes first: the first byte, or the end (an answer with no delta, or a failure).
@@ -107,7 +138,7 @@ export async function streamChat(
     (await outcome.then((o) => ({ id: o.id, model: o.modelUsed, ignoredOverrides: o.ignoredOverrides })));
   outcome.then(
     (o) => {
-      for (const event of format.end(streamStart, o)) send(event);
+      if (!forwarded) for (const event of format.end(streamStart, o)) send(event);
       done();
       finish();
     },
@@ -126,6 +157,7 @@ export async function streamChat(
       modelUsed: streamStart.model,
       ignoredOverrides: streamStart.ignoredOverrides,
       action: streamStart.action ?? null,
+      dropped: streamStart.dropped,
     }),
   };
   if (outgoing) {

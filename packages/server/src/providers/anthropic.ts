@@ -8,10 +8,12 @@ import {
   type ChatParams,
   type ContentPart,
   type FinishReason,
+  type Forward,
   type ProviderAdapter,
   ProviderError,
   parseDataUrl,
   parseToolArguments,
+  type StreamDelta,
   type TextPart,
   type ThinkingBlock,
   type ToolCall,
@@ -41,6 +43,12 @@ export const FORWARDED_BETAS = new Set([
   'token-counting-2024-11-01',
   'dev-full-thinking-2025-05-14',
 ]);
+
+/**
+ * Betas about the client's own sign-in (Claude Code's oauth-…): the gateway signs with its own
+ * key, so they are never forwarded, even with a body sent as it came.
+ */
+const CREDENTIAL_BETA = /^oauth-/;
 
 type Cached = { cache_control?: CacheControl };
 type TextBlock = { type: 'text'; text: string } & Cached;
@@ -196,6 +204,46 @@ export function anthropicRequestBody(model: string, params: ChatParams, stream: 
   };
 }
 
+/** `body[key]` set to `value`, or removed when there is none. */
+export function setOrDelete(body: Record<string, unknown>, key: string, value: unknown) {
+  if (value === undefined) delete body[key];
+  else body[key] = value;
+}
+
+/**
+ * The client's own Messages body with the gate's changes: the model, the gate's system prompt
+ * before the client's, the output cap, temperature and top_p the merge decided (a client's
+ * value the gate does not permit is taken out), the thinking budget fitted under the cap.
+ * Everything else goes as the client wrote it, fields this gateway has never heard of included.
+ */
+export function anthropicForwardBody(
+  model: string,
+  params: ChatParams & { forward: Forward },
+  stream: boolean,
+): Record<string, unknown> {
+  const body: Record<string, unknown> = { ...params.forward.body, model };
+  const maxTokens = params.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS;
+  body.max_tokens = maxTokens;
+  setOrDelete(
+    body,
+    'temperature',
+    params.temperature === undefined ? undefined : Math.min(params.temperature, 1),
+  );
+  setOrDelete(body, 'top_p', params.topP);
+  if (body.thinking !== undefined) {
+    setOrDelete(body, 'thinking', thinkingWithin(body.thinking as ChatParams['thinking'], maxTokens));
+  }
+  const system = params.forward.system ?? [];
+  if (system.length > 0) {
+    const own = body.system;
+    body.system = Array.isArray(own)
+      ? [...system.map((text) => ({ type: 'text', text })), ...own]
+      : [...system, ...(typeof own === 'string' && own ? [own] : [])].join('\n\n');
+  }
+  if (stream) body.stream = true;
+  return body;
+}
+
 /** The HTTP status each error type stands for, for errors that arrive inside a stream. */
 const STREAM_ERROR_STATUS: Record<string, number> = {
   invalid_request_error: 400,
@@ -236,7 +284,7 @@ function usageOf(usage: WireUsage | undefined): Usage | null {
   };
 }
 
-function resultOf(body: unknown, response: WireResponse): ChatCompletion {
+function resultOf(body: unknown, response: WireResponse, forwarded = false): ChatCompletion {
   const blocks = response.content ?? [];
   const text = blocks.filter((b): b is Extract<Block, { type: 'text' }> => b.type === 'text');
   const toolCalls: ToolCall[] = blocks
@@ -252,12 +300,17 @@ function resultOf(body: unknown, response: WireResponse): ChatCompletion {
   return {
     content: text.length > 0 ? text.map((b) => b.text).join('') : null,
     toolCalls,
-    finishReason: finishReasonOf(response.stop_reason, response),
+    // A forwarded refusal is an answer the client reads as Anthropic wrote it.
+    finishReason:
+      forwarded && response.stop_reason === 'refusal'
+        ? 'content_filter'
+        : finishReasonOf(response.stop_reason, response),
     ...(response.stop_sequence && { stopSequence: response.stop_sequence }),
     ...(thinking.length > 0 && { thinking }),
     usage: usageOf(response.usage),
     providerRequest: body,
     providerResponse: response,
+    ...(forwarded && { forwarded }),
   };
 }
 
@@ -272,14 +325,34 @@ export function createAnthropicAdapter(opts: {
     return betas.length > 0 ? { ...baseHeaders, 'anthropic-beta': betas.join(',') } : baseHeaders;
   };
 
+  /** A forwarded request's headers: every beta the client asked for, but those of its own sign-in. */
+  const forwardHeaders = (forward: Forward) => {
+    const betas = (forward.headers['anthropic-beta'] ?? '')
+      .split(',')
+      .map((b) => b.trim())
+      .filter((b) => b && !CREDENTIAL_BETA.test(b));
+    return betas.length > 0 ? { ...baseHeaders, 'anthropic-beta': betas.join(',') } : baseHeaders;
+  };
+
   async function complete(model: string, params: ChatParams, options: CallOptions) {
     const body = anthropicRequestBody(model, params, false);
     return resultOf(body, (await postJson(url, headersFor(params), body, options.signal)) as WireResponse);
   }
 
-  async function stream(model: string, params: ChatParams, options: CallOptions) {
-    const body = anthropicRequestBody(model, params, true);
-    const headers = headersFor(params);
+  /**
+   * Reads a streamed answer into the message a plain call would have returned. `raw`: the
+   * events go to onDelta as they came (a forwarded request), instead of as the gateway's deltas.
+   */
+  async function stream(
+    target: string,
+    headers: Record<string, string>,
+    body: Record<string, unknown>,
+    options: CallOptions,
+    raw = false,
+  ) {
+    const emit = (delta: StreamDelta) => {
+      if (!raw) options.onDelta?.(delta);
+    };
     // The stream rebuilt into the message a plain call would have returned.
     const message: WireResponse & { type: string; role: string } = {
       type: 'message',
@@ -291,7 +364,7 @@ export function createAnthropicAdapter(opts: {
     const toolIndex = new Map<number, number>();
     const partialJson = new Map<number, string>();
     let stopped = false;
-    await postSse(url, headers, body, options.signal, (event) => {
+    await postSse(target, headers, body, options.signal, (event) => {
       const data = JSON.parse(event.data) as {
         type: string;
         index?: number;
@@ -309,6 +382,9 @@ export function createAnthropicAdapter(opts: {
         usage?: WireUsage;
         error?: { type?: string; message?: string };
       };
+      // A failure is told the client by the route, in its own error event, not twice.
+      if (raw && data.type !== 'error')
+        options.onDelta?.({ raw: { event: event.event ?? data.type, data: event.data } });
       switch (data.type) {
         case 'message_start':
           message.id = data.message?.id;
@@ -322,11 +398,11 @@ export function createAnthropicAdapter(opts: {
               : block.type === 'thinking'
                 ? { type: 'thinking', thinking: block.thinking ?? '', signature: block.signature ?? '' }
                 : block;
-          if (block.type === 'redacted_thinking') options.onDelta?.({ redactedThinking: block.data });
+          if (block.type === 'redacted_thinking') emit({ redactedThinking: block.data });
           if (block.type === 'tool_use') {
             const index = toolIndex.size;
             toolIndex.set(data.index ?? 0, index);
-            options.onDelta?.({ toolCalls: [{ index, id: block.id, name: block.name }] });
+            emit({ toolCalls: [{ index, id: block.id, name: block.name }] });
           }
           break;
         }
@@ -335,16 +411,16 @@ export function createAnthropicAdapter(opts: {
           const block = (message.content as Block[])[i];
           if (data.delta?.type === 'text_delta' && block?.type === 'text') {
             block.text += data.delta.text ?? '';
-            options.onDelta?.({ content: data.delta.text ?? '' });
+            emit({ content: data.delta.text ?? '' });
           } else if (data.delta?.type === 'thinking_delta' && block?.type === 'thinking') {
             block.thinking += data.delta.thinking ?? '';
-            options.onDelta?.({ thinking: data.delta.thinking ?? '' });
+            emit({ thinking: data.delta.thinking ?? '' });
           } else if (data.delta?.type === 'signature_delta' && block?.type === 'thinking') {
             block.signature += data.delta.signature ?? '';
-            options.onDelta?.({ thinkingSignature: data.delta.signature ?? '' });
+            emit({ thinkingSignature: data.delta.signature ?? '' });
           } else if (data.delta?.type === 'input_json_delta' && block?.type === 'tool_use') {
             partialJson.set(i, (partialJson.get(i) ?? '') + (data.delta.partial_json ?? ''));
-            options.onDelta?.({
+            emit({
               toolCalls: [{ index: toolIndex.get(i) ?? 0, arguments: data.delta.partial_json ?? '' }],
             });
           }
@@ -377,14 +453,30 @@ export function createAnthropicAdapter(opts: {
     });
     if (!stopped) throw new ProviderError('network', 'The provider closed the stream before it finished');
     message.content = (message.content ?? []).filter(Boolean);
-    return resultOf(body, message);
+    return resultOf(body, message, raw);
+  }
+
+  async function forward(model: string, params: ChatParams & { forward: Forward }, options: CallOptions) {
+    const body = anthropicForwardBody(model, params, Boolean(options.onDelta));
+    const target = `${url}${params.forward.query}`;
+    const headers = forwardHeaders(params.forward);
+    if (options.onDelta) return stream(target, headers, body, options, true);
+    return resultOf(body, (await postJson(target, headers, body, options.signal)) as WireResponse, true);
   }
 
   return {
     chat: (model, params, options) =>
       withWireRequest(
         () => anthropicRequestBody(model, params, Boolean(options.onDelta)),
-        (options.onDelta ? stream : complete)(model, params, options),
+        options.onDelta
+          ? stream(url, headersFor(params), anthropicRequestBody(model, params, true), options)
+          : complete(model, params, options),
+      ),
+    forwards: new Set(['anthropic-messages']),
+    forward: (model, params, options) =>
+      withWireRequest(
+        () => anthropicForwardBody(model, params, Boolean(options.onDelta)),
+        forward(model, params, options),
       ),
   };
 }

@@ -8,9 +8,11 @@ import type { TaskType } from '@gatehouse/rules/gate';
 import type { OpenAIDialect } from './openai.ts';
 
 /** How a provider of OpenAI's chat-completions format differs from OpenAI (see OpenAIDialect). */
-export type WireDialect = Omit<OpenAIDialect, 'url' | 'apiKey' | 'extraHeaders'> & {
+export type WireDialect = Omit<OpenAIDialect, 'url' | 'apiKey' | 'extraHeaders' | 'responsesUrl'> & {
   /** The chat-completions path under the base URL. */
   chatPath: string;
+  /** The Responses path under the base URL, where the provider has that API. */
+  responsesPath?: string;
 };
 
 export type Wire =
@@ -49,6 +51,7 @@ const OPENAI_COMPATIBLE: WireDialect = {
   developerRole: false,
   messageNames: true,
   toolCallIds: 'any',
+  forwards: [],
 };
 
 /** A provider of the OpenAI-compatible family, configured by key or by base URL. */
@@ -85,7 +88,14 @@ export const PROVIDERS: readonly ProviderDescriptor[] = [
     defaultBaseUrl: 'https://api.openai.com/v1',
     wire: {
       format: 'openai',
-      dialect: { ...OPENAI_COMPATIBLE, maxTokensField: 'max_completion_tokens', developerRole: true },
+      dialect: {
+        ...OPENAI_COMPATIBLE,
+        maxTokensField: 'max_completion_tokens',
+        developerRole: true,
+        // Same family, same wire: OpenAI takes the drop-in routes' bodies as their clients wrote them.
+        forwards: ['openai-chat', 'openai-responses'],
+        responsesPath: '/responses',
+      },
     },
     taskTypes: ['chat'],
     structuredOutput: { jsonSchema: true, jsonObject: true },
@@ -130,6 +140,7 @@ export const PROVIDERS: readonly ProviderDescriptor[] = [
         developerRole: false,
         messageNames: false,
         toolCallIds: 'nine-alphanumeric',
+        forwards: [],
       },
     },
     taskTypes: ['chat'],

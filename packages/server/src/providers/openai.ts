@@ -3,6 +3,7 @@
  * DeepSeek, xAI, Together, OpenRouter, Ollama, vLLM) and, with its few differences, Mistral.
  */
 import { sha256 } from '../domain/secrets.ts';
+import { setOrDelete } from './anthropic.ts';
 import { postJson, postSse } from './http.ts';
 import {
   type CallOptions,
@@ -10,10 +11,13 @@ import {
   type ChatMessage,
   type ChatParams,
   type FinishReason,
+  type Forward,
   type ProviderAdapter,
   ProviderError,
+  type StreamDelta,
   type ToolCall,
   type Usage,
+  type WireApi,
   withoutAnthropicFields,
   withWireRequest,
 } from './types.ts';
@@ -41,6 +45,13 @@ export type OpenAIDialect = {
    * id in the conversation: one begun on another provider (call_…, toolu_…) is a 400 there.
    */
   toolCallIds: 'any' | 'nine-alphanumeric';
+  /**
+   * The drop-in formats it takes as a client sent them (OpenAI itself): a compatible provider
+   * refuses fields it does not know (Mistral: 422), so it gets the translation instead.
+   */
+  forwards: WireApi[];
+  /** Full URL of the Responses endpoint, where it has one (forwards 'openai-responses'). */
+  responsesUrl?: string;
   extraHeaders?: Record<string, string>;
 };
 
@@ -176,21 +187,161 @@ export function openAIRequestBody(
   };
 }
 
+type Forwarded = ChatParams & { forward: Forward };
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The client's own chat-completions body with the gate's changes: the model, the gate's system
+ * prompt as the first messages, the parameters the merge decided (the output cap in the field
+ * the client used), the gate's response format, and usage asked for on a stream (the gateway
+ * costs from it). Everything else goes as the client wrote it.
+ */
+export function openAIForwardBody(dialect: OpenAIDialect, model: string, params: Forwarded, stream: boolean) {
+  const body: Record<string, unknown> = { ...params.forward.body, model };
+  setOrDelete(body, 'temperature', params.temperature);
+  setOrDelete(body, 'top_p', params.topP);
+  const capField =
+    'max_completion_tokens' in body
+      ? 'max_completion_tokens'
+      : 'max_tokens' in body
+        ? 'max_tokens'
+        : dialect.maxTokensField;
+  delete body.max_tokens;
+  delete body.max_completion_tokens;
+  if (params.maxTokens !== undefined) body[capField] = params.maxTokens;
+  const system = params.forward.system ?? [];
+  if (system.length > 0 && Array.isArray(body.messages)) {
+    body.messages = [...system.map((content) => ({ role: 'system', content })), ...body.messages];
+  }
+  if (params.responseFormat) body.response_format = params.responseFormat;
+  if (stream) {
+    body.stream = true;
+    if (dialect.streamOptions) {
+      body.stream_options = {
+        ...(isObject(body.stream_options) && body.stream_options),
+        include_usage: true,
+      };
+    }
+  }
+  return body;
+}
+
+/**
+ * The client's own Responses body with the gate's changes: the model, the gate's system prompt
+ * before the client's instructions, the parameters the merge decided, the gate's response format
+ * in `text.format` (its other settings, verbosity, kept). Everything else goes as written.
+ */
+export function responsesForwardBody(model: string, params: Forwarded, stream: boolean) {
+  const body: Record<string, unknown> = { ...params.forward.body, model };
+  setOrDelete(body, 'temperature', params.temperature);
+  setOrDelete(body, 'top_p', params.topP);
+  setOrDelete(body, 'max_output_tokens', params.maxTokens);
+  const system = params.forward.system ?? [];
+  if (system.length > 0) {
+    const own = typeof body.instructions === 'string' && body.instructions ? [body.instructions] : [];
+    body.instructions = [...system, ...own].join('\n\n');
+  }
+  const format = params.responseFormat;
+  if (format) {
+    body.text = {
+      ...(isObject(body.text) && body.text),
+      format:
+        format.type === 'json_schema' ? { type: format.type, ...format.json_schema } : { type: format.type },
+    };
+  }
+  if (stream) body.stream = true;
+  return body;
+}
+
+type ResponsesUsage = {
+  input_tokens?: number;
+  output_tokens?: number;
+  input_tokens_details?: { cached_tokens?: number };
+  output_tokens_details?: { reasoning_tokens?: number };
+};
+
+type ResponsesItem = {
+  type?: string;
+  content?: { type?: string; text?: string }[];
+  call_id?: string;
+  name?: string;
+  arguments?: string;
+  input?: string;
+};
+
+type ResponsesAnswer = {
+  status?: string;
+  incomplete_details?: { reason?: string } | null;
+  output?: ResponsesItem[];
+  usage?: ResponsesUsage | null;
+};
+
+/** What the gateway reads of a Responses answer: its text, tool calls (custom ones too) and usage. */
+function responsesResult(body: unknown, response: ResponsesAnswer): ChatCompletion {
+  const output = response.output ?? [];
+  const text = output
+    .filter((i) => i.type === 'message')
+    .flatMap((i) => i.content ?? [])
+    .filter((p) => p.type === 'output_text')
+    .map((p) => p.text ?? '');
+  const toolCalls: ToolCall[] = output
+    .filter((i) => i.type === 'function_call' || i.type === 'custom_tool_call')
+    .map((i, n) => ({
+      id: i.call_id ?? `call_${n}`,
+      type: 'function',
+      function: {
+        name: i.name ?? '',
+        arguments: i.type === 'custom_tool_call' ? (i.input ?? '') : (i.arguments ?? ''),
+      },
+    }));
+  const reason = response.status === 'incomplete' ? response.incomplete_details?.reason : undefined;
+  const u = response.usage;
+  return {
+    content: text.length > 0 ? text.join('') : null,
+    toolCalls,
+    finishReason:
+      reason === 'max_output_tokens'
+        ? 'length'
+        : reason === 'content_filter'
+          ? 'content_filter'
+          : toolCalls.length > 0
+            ? 'tool_calls'
+            : 'stop',
+    usage:
+      u && typeof u.input_tokens === 'number'
+        ? {
+            promptTokens: u.input_tokens,
+            completionTokens: u.output_tokens ?? 0,
+            ...(u.input_tokens_details?.cached_tokens && {
+              cachedTokens: u.input_tokens_details.cached_tokens,
+            }),
+            ...(u.output_tokens_details?.reasoning_tokens && {
+              reasoningTokens: u.output_tokens_details.reasoning_tokens,
+            }),
+          }
+        : null,
+    providerRequest: body,
+    providerResponse: response,
+    forwarded: true,
+  };
+}
+
 export function createOpenAIAdapter(dialect: OpenAIDialect): ProviderAdapter {
   const headers = {
     ...(dialect.apiKey && { authorization: `Bearer ${dialect.apiKey}` }),
     ...dialect.extraHeaders,
   };
 
-  async function complete(model: string, params: ChatParams, options: CallOptions): Promise<ChatCompletion> {
-    const body = openAIRequestBody(dialect, model, params, false);
-    const response = (await postJson(
-      dialect.url,
-      headers,
-      body,
-      options.signal,
-      isContentPolicy,
-    )) as WireResponse;
+  async function complete(
+    url: string,
+    sent: Record<string, string>,
+    body: Record<string, unknown>,
+    options: CallOptions,
+    forwarded = false,
+  ): Promise<ChatCompletion> {
+    const response = (await postJson(url, sent, body, options.signal, isContentPolicy)) as WireResponse;
     const choice = response.choices?.[0];
     if (!choice?.message) {
       throw new ProviderError('invalid_response', 'The provider answered without a choice', null, response);
@@ -215,11 +366,26 @@ export function createOpenAIAdapter(dialect: OpenAIDialect): ProviderAdapter {
       usage: usageOf(response.usage),
       providerRequest: body,
       providerResponse: response,
+      ...(forwarded && { forwarded }),
     };
   }
 
-  async function stream(model: string, params: ChatParams, options: CallOptions): Promise<ChatCompletion> {
-    const body = openAIRequestBody(dialect, model, params, true);
+  /**
+   * Reads a streamed answer. `raw`: a forwarded request's chunks go to onDelta as they came,
+   * but the usage chunk the gateway asked for when the client did not (and `[DONE]`, which the
+   * route writes itself).
+   */
+  async function stream(
+    url: string,
+    sent: Record<string, string>,
+    body: Record<string, unknown>,
+    options: CallOptions,
+    raw: { usageChunk: boolean } | null = null,
+  ): Promise<ChatCompletion> {
+    const model = body.model as string;
+    const emit = (delta: StreamDelta) => {
+      if (!raw) options.onDelta?.(delta);
+    };
     let content = '';
     let sawContent = false;
     let refusal = '';
@@ -229,8 +395,8 @@ export function createOpenAIAdapter(dialect: OpenAIDialect): ProviderAdapter {
     let id: string | undefined;
     let done = false;
     await postSse(
-      dialect.url,
-      headers,
+      url,
+      sent,
       body,
       options.signal,
       (event) => {
@@ -246,6 +412,9 @@ export function createOpenAIAdapter(dialect: OpenAIDialect): ProviderAdapter {
             500,
             chunk,
           );
+        }
+        if (raw && (chunk.choices?.length || !chunk.usage || raw.usageChunk)) {
+          options.onDelta?.({ raw: { ...(event.event && { event: event.event }), data: event.data } });
         }
         id ??= chunk.id;
         if (chunk.usage) usage = chunk.usage;
@@ -277,7 +446,7 @@ export function createOpenAIAdapter(dialect: OpenAIDialect): ProviderAdapter {
           sawContent = true;
         }
         if (text || toolDeltas.length > 0) {
-          options.onDelta?.({
+          emit({
             ...(text && { content: text }),
             ...(toolDeltas.length > 0 && { toolCalls: toolDeltas }),
           });
@@ -316,14 +485,90 @@ export function createOpenAIAdapter(dialect: OpenAIDialect): ProviderAdapter {
       providerRequest: body,
       // The stream, assembled into the shape of a non-streamed answer.
       providerResponse,
+      ...(raw && { forwarded: true }),
     };
   }
 
+  /** A Responses stream, every event forwarded as it came; the final response is what it read. */
+  async function responsesStream(
+    url: string,
+    sent: Record<string, string>,
+    body: Record<string, unknown>,
+    options: CallOptions,
+  ): Promise<ChatCompletion> {
+    let final: ResponsesAnswer | null = null;
+    await postSse(
+      url,
+      sent,
+      body,
+      options.signal,
+      (event) => {
+        const data = JSON.parse(event.data) as {
+          type?: string;
+          response?: ResponsesAnswer & { error?: { message?: string } | null };
+          message?: string;
+        };
+        // A failure is told the client by the route, in its own error event, not twice.
+        if (data.type === 'error' || data.type === 'response.failed') {
+          const message = data.message ?? data.response?.error?.message ?? 'error';
+          throw new ProviderError('http', `Provider stream failed: ${message}`, 500, data);
+        }
+        options.onDelta?.({ raw: { event: event.event ?? data.type ?? 'message', data: event.data } });
+        if (data.type === 'response.completed' || data.type === 'response.incomplete') {
+          final = data.response ?? {};
+        }
+      },
+      isContentPolicy,
+    );
+    if (!final) throw new ProviderError('network', 'The provider closed the stream before it finished');
+    return responsesResult(body, final);
+  }
+
+  const withSent = (forward: Forward) =>
+    forward.headers['openai-beta'] ? { ...headers, 'openai-beta': forward.headers['openai-beta'] } : headers;
+
+  function forwardBody(model: string, params: Forwarded, stream: boolean) {
+    return params.forward.api === 'openai-responses'
+      ? responsesForwardBody(model, params, stream)
+      : openAIForwardBody(dialect, model, params, stream);
+  }
+
+  async function forward(model: string, params: Forwarded, options: CallOptions): Promise<ChatCompletion> {
+    const { forward: f } = params;
+    const body = forwardBody(model, params, Boolean(options.onDelta));
+    const sent = withSent(f);
+    if (f.api === 'openai-responses') {
+      const url = `${dialect.responsesUrl}${f.query}`;
+      if (options.onDelta) return responsesStream(url, sent, body, options);
+      return responsesResult(
+        body,
+        (await postJson(url, sent, body, options.signal, isContentPolicy)) as ResponsesAnswer,
+      );
+    }
+    const url = `${dialect.url}${f.query}`;
+    if (!options.onDelta) return complete(url, sent, body, options, true);
+    const asked = isObject(f.body.stream_options) && f.body.stream_options.include_usage === true;
+    return stream(url, sent, body, options, { usageChunk: asked });
+  }
+
+  const forwards = new Set(
+    dialect.forwards.filter((api) => api !== 'openai-responses' || dialect.responsesUrl !== undefined),
+  );
   return {
     chat: (model, params, options) =>
       withWireRequest(
         () => openAIRequestBody(dialect, model, params, Boolean(options.onDelta)),
-        (options.onDelta ? stream : complete)(model, params, options),
+        options.onDelta
+          ? stream(dialect.url, headers, openAIRequestBody(dialect, model, params, true), options)
+          : complete(dialect.url, headers, openAIRequestBody(dialect, model, params, false), options),
       ),
+    ...(forwards.size > 0 && {
+      forwards,
+      forward: (model: string, params: Forwarded, options: CallOptions) =>
+        withWireRequest(
+          () => forwardBody(model, params, Boolean(options.onDelta)),
+          forward(model, params, options),
+        ),
+    }),
   };
 }

@@ -41,8 +41,13 @@ function adapterFor(
     case 'mock':
       return createMockAdapter({ latencyMs: mockLatencyMs });
     case 'openai': {
-      const { chatPath, ...dialect } = wire.dialect;
-      return createOpenAIAdapter({ url: `${baseUrl}${chatPath}`, apiKey: s.apiKey, ...dialect });
+      const { chatPath, responsesPath, ...dialect } = wire.dialect;
+      return createOpenAIAdapter({
+        url: `${baseUrl}${chatPath}`,
+        ...(responsesPath !== undefined && { responsesUrl: `${baseUrl}${responsesPath}` }),
+        apiKey: s.apiKey,
+        ...dialect,
+      });
     }
   }
 }

@@ -78,6 +78,32 @@ export type ResponseFormat =
       };
     };
 
+/** The drop-in wire formats a client may speak, which a provider of the same family takes as sent. */
+export type WireApi = 'anthropic-messages' | 'openai-chat' | 'openai-responses';
+
+/**
+ * A drop-in route's request as the client sent it, for a provider of the same family: the body
+ * goes on with only the gate's changes applied, the betas and query with it. A provider of
+ * another family gets the translation instead, without what `dropped` lists.
+ */
+export type Forward = {
+  api: WireApi;
+  body: Record<string, unknown>;
+  /** Beta headers the client sent (`anthropic-beta`, `openai-beta`), by lower-case name. */
+  headers: Record<string, string>;
+  /** The query string as the client sent it, `?` included (Claude Code's `?beta=true`), or ''. */
+  query: string;
+  /** What a translation to another family leaves out (fields, block and tool types). */
+  dropped: string[];
+  /**
+   * Why the body has no translation (the check that refused it): a gate with no model of the
+   * client's family refuses the request with it, and such a model is never tried.
+   */
+  untranslatable?: Error;
+  /** The gate's system prompt, set by the gate merge: it goes before the client's own. */
+  system?: string[];
+};
+
 /** What an adapter is asked to do: the gate merge has already applied the gate's rules. */
 export type ChatParams = {
   messages: ChatMessage[];
@@ -93,6 +119,8 @@ export type ChatParams = {
   thinking?: ThinkingConfig;
   /** `anthropic-beta` values the client sent; the Anthropic adapter forwards those it knows. */
   betas?: string[];
+  /** A drop-in route's own request, for an adapter that forwards its wire format. */
+  forward?: Forward;
 };
 
 export type Usage = {
@@ -119,6 +147,10 @@ export type ChatCompletion = {
   usage: Usage | null;
   providerRequest: unknown;
   providerResponse: unknown;
+  /** The client's request was forwarded: providerResponse is the answer, in the client's wire format. */
+  forwarded?: boolean;
+  /** What the translation of a drop-in request left out (Forward.dropped), where it was translated. */
+  dropped?: string[];
 };
 
 /** One piece of a streamed answer. Tool-call fragments carry the index of the call they extend. */
@@ -130,6 +162,8 @@ export type StreamDelta = {
   /** Reasoning Anthropic encrypted, whole: a block of its own, sent back as it came. */
   redactedThinking?: string;
   toolCalls?: { index: number; id?: string; name?: string; arguments?: string }[];
+  /** A forwarded request's stream: the provider's event as it came, for the client as it is. */
+  raw?: { event?: string; data: string };
 };
 
 export type CallOptions = {
@@ -141,6 +175,18 @@ export type CallOptions = {
 export interface ProviderAdapter {
   /** Sends one chat request for `model` (the provider's own model name). Throws ProviderError. */
   chat(model: string, params: ChatParams, options: CallOptions): Promise<ChatCompletion>;
+  /** The drop-in wire formats this provider takes as sent (see forward). */
+  forwards?: ReadonlySet<WireApi>;
+  /**
+   * Sends `params.forward`'s body as the client wrote it, with the gate's changes of `params`
+   * applied; streamed, each event reaches onDelta as `raw`. The completion is read from the
+   * answer (usage, tool calls, text) for costing and the log.
+   */
+  forward?(
+    model: string,
+    params: ChatParams & { forward: Forward },
+    options: CallOptions,
+  ): Promise<ChatCompletion>;
 }
 
 export type ProviderErrorKind =

@@ -1,7 +1,8 @@
 /**
  * The OpenAI-compatible API: POST /v1/chat/completions and GET /v1/models, in OpenAI's wire
  * format and error shape, so the official SDKs work pointed at {base}/v1. The gate comes from
- * the x-gatehouse-gate-id header, a gateId in the body, or a gate UUID as the model.
+ * the x-gatehouse-gate-id header, a gateId in the body, or the model (the gate's UUID, or
+ * `gatehouse/<name>`). An OpenAI model gets the body as sent, with the gate's changes.
  */
 
 import { TASK_TYPES } from '@gatehouse/rules/gate';
@@ -10,16 +11,17 @@ import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { ChatOutcome, DataPlane, StreamStart } from '../dataplane/chat.ts';
-import { fromOpenAI, openAIChatSchema } from '../dataplane/request.ts';
+import { chatRequest } from '../dataplane/request.ts';
 import { prisma } from '../db/client.ts';
 import { findModel, listModels, type ModelNames } from '../domain/catalog.ts';
 import { DomainError, HTTP_STATUS, parseWith, ValidationError } from '../domain/errors.ts';
-import { loadGate } from '../domain/gateCache.ts';
-import { callerOf } from '../http/caller.ts';
+import { loadGate, loadGateByName } from '../domain/gateCache.ts';
+import type { Gate } from '../generated/prisma/client.ts';
+import { callerOf, sentOf } from '../http/caller.ts';
 import { CLIENT_GONE_STATUS, clientSignal, isClientGone, nodeResponse, readJson } from '../http/errors.ts';
 import type { ActorEnv } from '../http/middleware.ts';
 import { requireActor } from '../http/middleware.ts';
-import { outcomeHeaders, streamChat } from '../http/sse.ts';
+import { forwardedAnswer, outcomeHeaders, streamChat } from '../http/sse.ts';
 import type { StreamDelta } from '../providers/types.ts';
 
 export const GATE_HEADER = 'x-gatehouse-gate-id';
@@ -135,24 +137,44 @@ function sseFormat(includeUsage: boolean) {
   };
 }
 
-export function gateIdOf(c: Context, body: unknown): string {
+/** A model field naming a gate: `gatehouse/<gate name or UUID>`, for agents configured by model alone. */
+export const GATE_MODEL_PREFIX = 'gatehouse/';
+
+/**
+ * The gate a request names, in the x-gatehouse-gate-id header, a gateId in the body, its UUID as
+ * the model, or `gatehouse/<name or UUID>` as the model (names are unique per account, looked up
+ * in the caller's); `modelIsGate` when the model field named the gate (it then asks for no model).
+ */
+export async function gateOf(
+  c: Context<ActorEnv>,
+  body: unknown,
+): Promise<{ gate: Gate; modelIsGate: boolean }> {
   const b = (body ?? {}) as { gateId?: unknown; model?: unknown };
+  const model = typeof b.model === 'string' ? b.model : undefined;
+  const named = model?.startsWith(GATE_MODEL_PREFIX) ? model.slice(GATE_MODEL_PREFIX.length) : undefined;
+  const userId = c.var.actor.user.id;
   const candidate =
     c.req.header(GATE_HEADER) ??
     (typeof b.gateId === 'string' ? b.gateId : undefined) ??
-    (typeof b.model === 'string' && isUuid(b.model) ? b.model : undefined);
+    (model !== undefined && isUuid(model) ? model : undefined);
+  if (candidate === undefined && named) {
+    const gate = await (isUuid(named) ? loadGate(userId, named) : loadGateByName(userId, named));
+    return { gate, modelIsGate: true };
+  }
   if (candidate === undefined) {
     throw new ValidationError([
       {
         path: 'gateId',
-        message: `no gate named: send the ${GATE_HEADER} header, a gateId, or the gate UUID as the model`,
+        message: `no gate named: send the ${GATE_HEADER} header, a gateId, the gate UUID as the model, or "${GATE_MODEL_PREFIX}<gate name>" as the model`,
       },
     ]);
   }
   if (!isUuid(candidate)) {
     throw new ValidationError([{ path: 'gateId', message: `"${candidate}" is not a gate UUID` }]);
   }
-  return candidate;
+  const gate = await loadGate(userId, candidate);
+  // A gate named in the model field is never a model asked for, whichever gate the header names.
+  return { gate, modelIsGate: model === gate.id || named !== undefined };
 }
 
 const modelsQuerySchema = z.strictObject({ taskType: z.enum(TASK_TYPES).optional() });
@@ -166,17 +188,13 @@ export function openAIRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: numbe
   app.post('/chat/completions', requireActor, async (c) => {
     const signal = clientSignal(c);
     const body = await readJson(c, limits.maxBodyBytes);
-    const gateId = gateIdOf(c, body);
-    const gate = await loadGate(c.var.actor.user.id, gateId);
+    const { gate, modelIsGate } = await gateOf(c, body);
     const caller = callerOf(c, '/v1/chat/completions');
-    const b = (body ?? {}) as {
-      model?: unknown;
-      stream?: unknown;
-      stream_options?: { include_usage?: unknown };
-    };
-    const parse = () => fromOpenAI(parseWith(openAIChatSchema, body), b.model === gate.id);
+    const b = (body ?? {}) as { stream?: unknown; stream_options?: { include_usage?: unknown } };
+    const parse = () => chatRequest(body, { modelIsGate, sent: sentOf(c) });
     if (b.stream !== true) {
       const outcome = await dataPlane.chat(caller, gate, parse, { signal });
+      if (outcome.completion.forwarded) return forwardedAnswer(outcome);
       return c.json(completionBody(outcome), 200, outcomeHeaders(outcome));
     }
     const format = sseFormat(b.stream_options?.include_usage === true);

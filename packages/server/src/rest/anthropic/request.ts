@@ -1,16 +1,20 @@
 /**
- * Anthropic's Messages request (POST /v1/messages and /v1/messages/count_tokens), checked and
- * turned into the gateway's ChatRequest, whatever provider the gate then routes to. What only
- * Anthropic reads (cache marks, thinking, is_error) rides along for its adapter; the others drop it.
+ * Anthropic's Messages request (POST /v1/messages and /v1/messages/count_tokens). An Anthropic
+ * model gets the body as the client sent it (only the gate's changes applied, see Forward);
+ * for any other provider it is turned into the gateway's ChatRequest, leaving out (and naming)
+ * what has no meaning there. What only Anthropic reads (cache marks, thinking, is_error) rides
+ * along in the translation too; the other adapters drop it.
  */
 import { boundedJsonObject } from '@gatehouse/rules/jsonLimits';
 import { z } from 'zod';
-import type { ChatRequest } from '../../dataplane/request.ts';
+import { type ChatRequest, doorFields, knownFields, withForward } from '../../dataplane/request.ts';
+import { parseWith } from '../../domain/errors.ts';
 import {
   type CacheControl,
   type ChatMessage,
   type ContentPart,
   contentOf,
+  type Forward,
   type TextPart,
   type ThinkingBlock,
   type ToolCall,
@@ -75,6 +79,8 @@ const message = z.discriminatedUnion('role', [
     content: blocks(z.array(userBlock).min(1, 'must hold at least one block')),
   }),
   z.object({ role: z.literal('assistant'), content: blocks(z.array(assistantBlock)) }),
+  // Instructions in the middle of the conversation, which Anthropic's current models take.
+  z.object({ role: z.literal('system'), content: blocks(z.array(textBlock)) }),
 ]);
 
 const tool = z.object({
@@ -209,9 +215,13 @@ export function fromAnthropic(body: Counted, opts: { modelIsGate: boolean; betas
   const system: ChatMessage[] = body.system?.length
     ? [{ role: 'system', content: contentOf(body.system.map(partOf)) as string | TextPart[] }]
     : [];
-  const messages = body.messages.flatMap((m) =>
-    m.role === 'user' ? userMessages(m.content) : [assistantMessage(m.content)],
-  );
+  const messages = body.messages.flatMap((m): ChatMessage[] => {
+    if (m.role === 'user') return userMessages(m.content);
+    if (m.role === 'system') {
+      return [{ role: 'system', content: contentOf(m.content.map(partOf)) as string | TextPart[] }];
+    }
+    return [assistantMessage(m.content)];
+  });
   const toolChoice = toolChoiceOf(body.tool_choice);
   const userId = body.metadata?.user_id;
   return {
@@ -238,4 +248,106 @@ export function fromAnthropic(body: Counted, opts: { modelIsGate: boolean; betas
     ...(opts.betas.length > 0 && { betas: opts.betas }),
     ...(userId && { metadata: { user_id: userId } }),
   };
+}
+
+/** The fields a translation carries; the others have no meaning for another family's provider. */
+const TRANSLATED_FIELDS = new Set([
+  'model',
+  'messages',
+  'system',
+  'max_tokens',
+  'stream',
+  'stop_sequences',
+  'temperature',
+  'top_p',
+  'tools',
+  'tool_choice',
+  'thinking',
+  'metadata',
+]);
+const TEXT_BLOCKS = new Set(['text']);
+const BLOCKS_OF: Record<string, ReadonlySet<string>> = {
+  user: new Set(['text', 'image', 'tool_result']),
+  assistant: new Set(['text', 'tool_use', 'thinking', 'redacted_thinking']),
+  system: TEXT_BLOCKS,
+};
+const RESULT_BLOCKS = new Set(['text', 'image']);
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The body without what a translation cannot carry (unknown fields, content block types and
+ * server tools), and the names of what was left out: `context_management`, `content.document`,
+ * `tools.web_search_20250305`. A turn left with no blocks is left out whole.
+ */
+export function translatable(body: unknown): { body: unknown; dropped: string[] } {
+  if (!isObject(body)) return { body, dropped: [] };
+  const dropped: string[] = [];
+  const kept = knownFields(body, TRANSLATED_FIELDS, dropped);
+  const keepBlocks = (content: unknown, known: ReadonlySet<string> | undefined) => {
+    if (!Array.isArray(content) || !known) return content;
+    return content.filter((b) => {
+      if (!isObject(b) || typeof b.type !== 'string' || known.has(b.type)) return true;
+      dropped.push(`content.${b.type}`);
+      return false;
+    });
+  };
+  if (Array.isArray(kept.messages)) {
+    kept.messages = kept.messages.flatMap((m) => {
+      if (!isObject(m) || !Array.isArray(m.content)) return [m];
+      const content = (keepBlocks(m.content, BLOCKS_OF[String(m.role)]) as unknown[]).map((b) =>
+        isObject(b) && b.type === 'tool_result' ? { ...b, content: keepBlocks(b.content, RESULT_BLOCKS) } : b,
+      );
+      return content.length === 0 && m.content.length > 0 ? [] : [{ ...m, content }];
+    });
+  }
+  kept.system = keepBlocks(kept.system, TEXT_BLOCKS);
+  if (kept.system === undefined) delete kept.system;
+  if (Array.isArray(kept.tools)) {
+    // Server tools (web search, code execution…) run at Anthropic: another provider cannot run them.
+    kept.tools = kept.tools.filter((t) => {
+      if (!isObject(t) || t.type === undefined || t.type === null || t.type === 'custom') return true;
+      dropped.push(`tools.${String(t.type)}`);
+      return false;
+    });
+  }
+  return { body: kept, dropped: [...new Set(dropped)] };
+}
+
+/** What /v1/messages reads of a body itself, whichever provider answers. */
+const messagesDoor = z.looseObject({
+  ...doorFields,
+  messages: z.array(z.unknown(), 'must be a list of messages').min(1, 'must hold at least one message'),
+  max_tokens: z.number('must be a number').int().min(1),
+});
+
+/** What the client sent besides the body: its beta headers and the query string. */
+export type Sent = Pick<Forward, 'headers' | 'query'>;
+
+/**
+ * A /v1/messages body as the data plane takes it: checked only for what the gateway reads,
+ * kept as sent for an Anthropic model, translated (where it can be) for the others.
+ */
+export function messagesRequest(
+  body: unknown,
+  opts: { modelIsGate: boolean; betas: string[]; sent: Sent },
+): ChatRequest {
+  const checked = parseWith(messagesDoor, body);
+  const { body: cleaned, dropped } = translatable(body);
+  const { gateId: _gateId, ...asSent } = checked;
+  const fallback: ChatRequest = {
+    messages: [],
+    stream: checked.stream ?? false,
+    maxTokens: checked.max_tokens,
+    ...(!opts.modelIsGate && checked.model !== undefined && { model: checked.model }),
+    ...(checked.temperature != null && { temperature: checked.temperature }),
+    ...(checked.top_p != null && { topP: checked.top_p }),
+  };
+  return withForward(() => fromAnthropic(parseWith(messagesSchema, cleaned), opts), fallback, {
+    api: 'anthropic-messages',
+    body: asSent,
+    ...opts.sent,
+    dropped,
+  });
 }

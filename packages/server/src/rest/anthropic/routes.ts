@@ -1,29 +1,34 @@
 /**
  * The Anthropic Messages API: POST /v1/messages and /v1/messages/count_tokens, in Anthropic's
  * wire format and error shape, so the official SDK and Claude Code work pointed at {base}. The
- * key comes in x-api-key or Authorization: Bearer; the gate in x-gatehouse-gate-id, or its UUID
- * as the model. Whatever the gate routes to answers, translated.
+ * key comes in x-api-key or Authorization: Bearer; the gate in x-gatehouse-gate-id, or as the
+ * model (its UUID, or `gatehouse/<name>`). An Anthropic model gets the body as sent (with the
+ * gate's changes) and answers as it does; any other answers through the translation.
  */
 import { Hono } from 'hono';
 import type { DataPlane } from '../../dataplane/chat.ts';
 import { estimatePromptTokens } from '../../dataplane/cost.ts';
 import { type GateForMerge, mergeRequest } from '../../dataplane/merge.ts';
 import { parseWith } from '../../domain/errors.ts';
-import { loadGate } from '../../domain/gateCache.ts';
 import type { Gate } from '../../generated/prisma/client.ts';
-import { callerOf } from '../../http/caller.ts';
+import { callerOf, sentOf } from '../../http/caller.ts';
 import { clientSignal, nodeResponse, readJson } from '../../http/errors.ts';
 import type { ActorEnv } from '../../http/middleware.ts';
 import { requireActor } from '../../http/middleware.ts';
-import { outcomeHeaders, streamChat } from '../../http/sse.ts';
-import { gateIdOf } from '../openai.ts';
-import { betasOf, countTokensSchema, fromAnthropic, messagesSchema } from './request.ts';
+import { forwardedAnswer, outcomeHeaders, streamChat } from '../../http/sse.ts';
+import { gateOf } from '../openai.ts';
+import { betasOf, countTokensSchema, fromAnthropic, messagesRequest, translatable } from './request.ts';
 import { anthropicError, messageBody, messageStream } from './response.ts';
 
 /** The input tokens of what the gate would send for this request (an estimate; see cost.ts). */
-async function countInputTokens(gate: Gate, body: unknown, betas: string[]): Promise<number> {
-  const parsed = parseWith(countTokensSchema, body);
-  const request = fromAnthropic(parsed, { modelIsGate: parsed.model === gate.id, betas });
+async function countInputTokens(
+  gate: Gate,
+  body: unknown,
+  modelIsGate: boolean,
+  betas: string[],
+): Promise<number> {
+  const parsed = parseWith(countTokensSchema, translatable(body).body);
+  const request = fromAnthropic(parsed, { modelIsGate, betas });
   const { params } = mergeRequest(
     {
       ...gate,
@@ -45,14 +50,14 @@ export function anthropicRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: nu
   app.post('/messages', requireActor, async (c) => {
     const signal = clientSignal(c);
     const body = await readJson(c, limits.maxBodyBytes);
-    const gate = await loadGate(c.var.actor.user.id, gateIdOf(c, body));
+    const { gate, modelIsGate } = await gateOf(c, body);
     const caller = callerOf(c, '/v1/messages');
-    const b = (body ?? {}) as { model?: unknown; stream?: unknown };
+    const b = (body ?? {}) as { stream?: unknown };
     const betas = betasOf(c.req.header('anthropic-beta'));
-    const parse = () =>
-      fromAnthropic(parseWith(messagesSchema, body), { modelIsGate: b.model === gate.id, betas });
+    const parse = () => messagesRequest(body, { modelIsGate, betas, sent: sentOf(c) });
     if (b.stream !== true) {
       const outcome = await dataPlane.chat(caller, gate, parse, { signal });
+      if (outcome.completion.forwarded) return forwardedAnswer(outcome);
       return c.json(messageBody(outcome), 200, outcomeHeaders(outcome));
     }
     return streamChat(
@@ -65,8 +70,13 @@ export function anthropicRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: nu
 
   app.post('/messages/count_tokens', requireActor, async (c) => {
     const body = await readJson(c, limits.maxBodyBytes);
-    const gate = await loadGate(c.var.actor.user.id, gateIdOf(c, body));
-    const inputTokens = await countInputTokens(gate, body, betasOf(c.req.header('anthropic-beta')));
+    const { gate, modelIsGate } = await gateOf(c, body);
+    const inputTokens = await countInputTokens(
+      gate,
+      body,
+      modelIsGate,
+      betasOf(c.req.header('anthropic-beta')),
+    );
     return c.json({ input_tokens: inputTokens }, 200, { 'x-gatehouse-tokens-estimated': 'true' });
   });
   return app;

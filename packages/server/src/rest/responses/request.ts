@@ -1,22 +1,30 @@
 /**
- * OpenAI's Responses request (POST /v1/responses), checked and turned into the gateway's
- * ChatRequest, whatever provider the gate then routes to. The gateway keeps no responses: the
- * whole conversation comes as `input`, and what would need stored state is refused by name.
+ * OpenAI's Responses request (POST /v1/responses). An OpenAI model gets the body as the client
+ * sent it (only the gate's changes applied, see Forward); for any other provider it is turned
+ * into the gateway's ChatRequest, leaving out (and naming) what has no meaning there. The gateway
+ * keeps no responses: translated, the whole conversation comes as `input`, and what would need
+ * stored state is refused by name.
  */
 import { boundedJsonObject } from '@gatehouse/rules/jsonLimits';
 import { z } from 'zod';
 import {
   type ChatRequest,
+  customToolFunction,
+  doorFields,
   imageUrl,
   jsonSchemaFormat,
+  knownFields,
   metadata,
   params,
   toolFunction,
+  withForward,
 } from '../../dataplane/request.ts';
+import { parseWith } from '../../domain/errors.ts';
 import {
   type ChatMessage,
   type ContentPart,
   contentOf,
+  type Forward,
   type ResponseFormat,
   type TextPart,
   type ToolCall,
@@ -234,4 +242,124 @@ export function fromResponses(body: ResponsesBody, opts: { modelIsGate: boolean 
     ...(responseFormat && { responseFormat }),
     ...(body.metadata && { metadata: body.metadata }),
   };
+}
+
+const TRANSLATED_FIELDS = new Set(Object.keys(responsesSchema.shape));
+const PARTS_OF: Record<string, ReadonlySet<string>> = {
+  user: new Set(['input_text', 'input_image']),
+  assistant: new Set(['output_text', 'input_text', 'refusal']),
+  system: new Set(['input_text', 'output_text']),
+  developer: new Set(['input_text', 'output_text']),
+};
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The body without what a translation cannot carry, and the names of what was left out:
+ * unknown fields (`reasoning`, `include`, `text.verbosity`), item and part types
+ * (`input.reasoning`, `content.input_file`) and hosted tools (`tools.web_search`). Custom tools
+ * become function tools of one string argument, `input`, and their calls and outputs function
+ * calls and outputs.
+ */
+export function translatable(body: unknown): { body: unknown; dropped: string[] } {
+  if (!isObject(body)) return { body, dropped: [] };
+  const dropped: string[] = [];
+  const kept = knownFields(body, TRANSLATED_FIELDS, dropped);
+  if (isObject(kept.text)) {
+    const { format, ...settings } = kept.text;
+    dropped.push(...Object.keys(settings).map((k) => `text.${k}`));
+    kept.text = format === undefined ? {} : { format };
+  }
+  if (Array.isArray(kept.input)) {
+    kept.input = kept.input.flatMap((item) => {
+      if (!isObject(item)) return [item];
+      const type = item.type ?? (item.role !== undefined ? 'message' : undefined);
+      switch (type) {
+        case 'message': {
+          const known = PARTS_OF[String(item.role)];
+          if (!Array.isArray(item.content) || !known) return [item];
+          const content = item.content.filter((p) => {
+            if (!isObject(p) || typeof p.type !== 'string' || known.has(p.type)) return true;
+            dropped.push(`content.${p.type}`);
+            return false;
+          });
+          return content.length === 0 && item.content.length > 0 ? [] : [{ ...item, content }];
+        }
+        case 'function_call':
+        case 'function_call_output':
+          return [item];
+        case 'custom_tool_call':
+          return [
+            {
+              type: 'function_call',
+              call_id: item.call_id,
+              name: item.name,
+              arguments: JSON.stringify({ input: item.input ?? '' }),
+            },
+          ];
+        case 'custom_tool_call_output':
+          return [{ type: 'function_call_output', call_id: item.call_id, output: item.output }];
+        default:
+          dropped.push(`input.${String(type)}`);
+          return [];
+      }
+    });
+  }
+  if (Array.isArray(kept.tools)) {
+    // Hosted tools (web search, tool search, code interpreter…) run at OpenAI: another provider cannot.
+    kept.tools = kept.tools.flatMap((t) => {
+      if (!isObject(t) || t.type === 'function') return [t];
+      if (t.type === 'custom' && typeof t.name === 'string') {
+        return [{ type: 'function', ...customToolFunction(t.name, t.description as string | undefined) }];
+      }
+      dropped.push(`tools.${String(t.type)}`);
+      return [];
+    });
+  }
+  const choice = kept.tool_choice;
+  if (isObject(choice) && choice.type !== 'function') {
+    if (choice.type === 'custom') kept.tool_choice = { type: 'function', name: choice.name };
+    else {
+      dropped.push(`tool_choice.${String(choice.type)}`);
+      delete kept.tool_choice;
+    }
+  }
+  return { body: kept, dropped: [...new Set(dropped)] };
+}
+
+/** What /v1/responses reads of a body itself, whichever provider answers. */
+const responsesDoor = z.looseObject({
+  ...doorFields,
+  input: z.union([z.string(), z.array(z.unknown())], 'must be a string or a list of items').optional(),
+  max_output_tokens: z.number('must be a number').int().min(1).nullish(),
+});
+
+/**
+ * A /v1/responses body as the data plane takes it: checked only for what the gateway reads,
+ * kept as sent for an OpenAI model, translated (where it can be) for the others; `onParsed`
+ * hears the translated body (what a translated answer repeats).
+ */
+export function responsesRequest(
+  body: unknown,
+  opts: { modelIsGate: boolean; sent: Pick<Forward, 'headers' | 'query'> },
+  onParsed: (parsed: ResponsesBody) => void,
+): ChatRequest {
+  const checked = parseWith(responsesDoor, body);
+  const { body: cleaned, dropped } = translatable(body);
+  const { gateId: _gateId, ...asSent } = checked;
+  const fallback: ChatRequest = {
+    messages: [],
+    stream: checked.stream ?? false,
+    ...(!opts.modelIsGate && checked.model !== undefined && { model: checked.model }),
+    ...(checked.max_output_tokens != null && { maxTokens: checked.max_output_tokens }),
+    ...(checked.temperature != null && { temperature: checked.temperature }),
+    ...(checked.top_p != null && { topP: checked.top_p }),
+  };
+  const translate = () => {
+    const parsed = parseWith(responsesSchema, cleaned);
+    onParsed(parsed);
+    return fromResponses(parsed, opts);
+  };
+  return withForward(translate, fallback, { api: 'openai-responses', body: asSent, ...opts.sent, dropped });
 }

@@ -1,20 +1,20 @@
 /**
  * The OpenAI Responses API without server-side state: POST /v1/responses, in OpenAI's wire format
- * and error shape, so the official SDK's `responses.create` works pointed at {base}/v1. The gate
- * comes in x-gatehouse-gate-id, a gateId in the body, or its UUID as the model. Whatever the gate
- * routes to answers, translated; nothing is stored, so follow-ups send the whole conversation.
+ * and error shape, so the official SDK's `responses.create` and Codex CLI work pointed at
+ * {base}/v1. The gate comes in x-gatehouse-gate-id, a gateId in the body, or the model (its UUID,
+ * or `gatehouse/<name>`). An OpenAI model gets the body as sent, with the gate's changes, and
+ * answers as it does; any other answers translated, storing nothing (follow-ups send the whole
+ * conversation).
  */
 import { Hono } from 'hono';
 import type { DataPlane } from '../../dataplane/chat.ts';
-import { parseWith } from '../../domain/errors.ts';
-import { loadGate } from '../../domain/gateCache.ts';
-import { callerOf } from '../../http/caller.ts';
+import { callerOf, sentOf } from '../../http/caller.ts';
 import { clientSignal, nodeResponse, readJson } from '../../http/errors.ts';
 import type { ActorEnv } from '../../http/middleware.ts';
 import { requireActor } from '../../http/middleware.ts';
-import { outcomeHeaders, streamChat } from '../../http/sse.ts';
-import { gateIdOf, openAIError } from '../openai.ts';
-import { fromResponses, responsesSchema } from './request.ts';
+import { forwardedAnswer, outcomeHeaders, streamChat } from '../../http/sse.ts';
+import { gateOf, openAIError } from '../openai.ts';
+import { responsesRequest } from './request.ts';
 import { type Echo, responseBody, responseStream } from './response.ts';
 
 export function responsesRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: number }) {
@@ -27,18 +27,18 @@ export function responsesRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: nu
   app.post('/responses', requireActor, async (c) => {
     const signal = clientSignal(c);
     const body = await readJson(c, limits.maxBodyBytes);
-    const gate = await loadGate(c.var.actor.user.id, gateIdOf(c, body));
+    const { gate, modelIsGate } = await gateOf(c, body);
     const caller = callerOf(c, '/v1/responses');
-    const b = (body ?? {}) as { model?: unknown; stream?: unknown };
-    // The response repeats what the request asked for, once the data plane has read it.
+    const b = (body ?? {}) as { stream?: unknown };
+    // A translated response repeats what the request asked for, once the data plane has read it.
     let echo: Echo = {};
-    const parse = () => {
-      const parsed = parseWith(responsesSchema, body);
-      echo = parsed;
-      return fromResponses(parsed, { modelIsGate: b.model === gate.id });
-    };
+    const parse = () =>
+      responsesRequest(body, { modelIsGate, sent: sentOf(c) }, (parsed) => {
+        echo = parsed;
+      });
     if (b.stream !== true) {
       const outcome = await dataPlane.chat(caller, gate, parse, { signal });
+      if (outcome.completion.forwarded) return forwardedAnswer(outcome);
       return c.json(responseBody(outcome, echo), 200, outcomeHeaders(outcome));
     }
     return streamChat(

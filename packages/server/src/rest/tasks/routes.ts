@@ -16,7 +16,7 @@ import { clientSignal, readJson } from '../../http/errors.ts';
 import type { ActorEnv } from '../../http/middleware.ts';
 import { requireActor } from '../../http/middleware.ts';
 import { outcomeHeaders } from '../../http/sse.ts';
-import { gateIdOf, openAIError } from '../openai.ts';
+import { gateOf, openAIError } from '../openai.ts';
 
 /** Reads a request body: JSON here; a type whose clients upload files reads multipart itself. */
 export type BodyReader = (c: Context, maxBytes: number) => Promise<unknown>;
@@ -104,9 +104,8 @@ export function openAITaskRoutes(
     app.post(`/${task.path}`, requireActor, async (c) => {
       const signal = clientSignal(c);
       const body = await (task.read ?? readJsonBody)(c, limits.maxBodyBytes);
-      const gate = await loadGate(c.var.actor.user.id, gateIdOf(c, body));
+      const { gate, modelIsGate } = await gateOf(c, body);
       const caller = callerOf(c, `/v1/${task.path}`);
-      const modelIsGate = (body as { model?: unknown } | null)?.model === gate.id;
       const outcome = await dataPlane.run(task.kind, caller, gate, () => task.parse(body, modelIsGate), {
         signal,
       });

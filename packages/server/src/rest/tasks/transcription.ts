@@ -215,7 +215,7 @@ function openAITask(
         throw new ValidationError([{ path: 'file', message: 'send the audio as multipart/form-data' }]);
       }
       const body = await readMultipart(c, maxBytes);
-      // gateIdOf and modelIsGate read the body's gateId and model.
+      // gateOf (and so modelIsGate) reads the body's gateId and model.
       return { ...body, ...body.fields, upload: body.file ? await fileFirst(body) : undefined };
     },
     parse(body, modelIsGate) {

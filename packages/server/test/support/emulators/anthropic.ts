@@ -173,14 +173,22 @@ const FIELDS = new Set([
   'tool_choice',
   'thinking',
   'service_tier',
+  // What Claude Code 2.1 sends besides (context management and output settings are GA fields).
+  'context_management',
+  'output_config',
+  'container',
+  'mcp_servers',
 ]);
 
 type WireBlock = { type: string; id?: string; tool_use_id?: string };
 
-export function gatekeeper(apiKey: string): Gatekeeper {
+/** `fields`: fields a newer API knows besides these (a future field a test sends through). */
+export function gatekeeper(apiKey: string, fields: string[] = []): Gatekeeper {
+  const known = new Set([...FIELDS, ...fields]);
   const bad = (message: string) => errorReply(400, message);
   return (request) => {
-    if (request.method !== 'POST' || request.path !== '/v1/messages') {
+    // The Messages API takes a query (Claude Code's ?beta=true) and ignores what it does not use.
+    if (request.method !== 'POST' || request.path.split('?')[0] !== '/v1/messages') {
       return errorReply(404, `${request.method} ${request.path}: not found`);
     }
     if (request.headers['x-api-key'] !== apiKey) return errorReply(401, 'invalid x-api-key');
@@ -189,12 +197,13 @@ export function gatekeeper(apiKey: string): Gatekeeper {
       messages?: { role: string; content: string | WireBlock[] }[];
     };
     for (const key of Object.keys(body))
-      if (!FIELDS.has(key)) return bad(`${key}: Extra inputs are not permitted`);
+      if (!known.has(key)) return bad(`${key}: Extra inputs are not permitted`);
     if (typeof body.max_tokens !== 'number') return bad('max_tokens: Field required');
     if (typeof body.temperature === 'number' && body.temperature > 1) {
       return bad('temperature: Input should be less than or equal to 1');
     }
-    const messages = body.messages ?? [];
+    // Current models take system messages in the conversation: the turns around them alternate.
+    const messages = (body.messages ?? []).filter((m) => m.role !== 'system');
     for (const [i, m] of messages.entries()) {
       if (m.role !== 'user' && m.role !== 'assistant') {
         return bad(
@@ -225,7 +234,7 @@ export function gatekeeper(apiKey: string): Gatekeeper {
   };
 }
 
-export async function startAnthropicEmulator(apiKey = 'sk-ant-test') {
-  const upstream = await startUpstream(gatekeeper(apiKey));
+export async function startAnthropicEmulator(apiKey = 'sk-ant-test', fields: string[] = []) {
+  const upstream = await startUpstream(gatekeeper(apiKey, fields));
   return { upstream, baseUrl: upstream.url, apiKey };
 }

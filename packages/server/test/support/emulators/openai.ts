@@ -257,7 +257,9 @@ function mistralExtraForbidden(loc: (string | number)[], input: unknown): Reply 
 /** What the real endpoint checks before it answers: the path, the key, and the request's shape. */
 export function gatekeeper(flavor: Flavor, apiKey: string, path: string): Gatekeeper {
   return (request) => {
-    if (request.method !== 'POST' || request.path !== path) {
+    // OpenAI serves its Responses API beside chat completions, with a body of its own.
+    const responses = flavor === 'openai' && request.path === '/v1/responses';
+    if (request.method !== 'POST' || (request.path !== path && !responses)) {
       return errorReply(flavor, 404, `Invalid URL (${request.method} ${request.path})`);
     }
     if (request.headers.authorization !== `Bearer ${apiKey}`) {
@@ -266,6 +268,7 @@ export function gatekeeper(flavor: Flavor, apiKey: string, path: string): Gateke
         : errorReply(flavor, 401, 'Incorrect API key provided: sk-wrong.', 'invalid_api_key');
     }
     const body = request.body as Record<string, unknown> & { messages?: { role: string; name?: string }[] };
+    if (responses) return null;
     if (flavor === 'mistral') {
       for (const key of Object.keys(body)) {
         if (!MISTRAL_FIELDS.has(key)) return mistralExtraForbidden([key], body[key]);
@@ -352,4 +355,74 @@ export async function startOpenAIEmulator(flavor: Flavor, apiKey = 'sk-test') {
     flavor
   ];
   return { upstream, baseUrl, apiKey };
+}
+
+export type ResponsesOutput =
+  | { type: 'message'; text: string }
+  | { type: 'function_call'; call_id: string; name: string; arguments: string }
+  | { type: 'custom_tool_call'; call_id: string; name: string; input: string }
+  /** An item type the gateway has never seen. */
+  | ({ type: string } & Record<string, unknown>);
+
+/** A Responses API `response` object, as OpenAI answers it (status completed). */
+export function responsesAnswer(a: { output: ResponsesOutput[]; usage?: WireUsage; model?: string }) {
+  const usage = a.usage ?? { prompt: 19, completion: 10 };
+  return {
+    id: 'resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b',
+    object: 'response',
+    created_at: CREATED,
+    status: 'completed',
+    model: a.model ?? 'gpt-4o-mini-2024-07-18',
+    output: a.output.map((item, n) =>
+      item.type === 'message'
+        ? {
+            id: `msg_${n}`,
+            type: 'message',
+            status: 'completed',
+            role: 'assistant',
+            content: [{ type: 'output_text', text: item.text, annotations: [] }],
+          }
+        : { id: `item_${n}`, status: 'completed', ...item },
+    ),
+    usage: {
+      input_tokens: usage.prompt,
+      input_tokens_details: { cached_tokens: usage.cached ?? 0 },
+      output_tokens: usage.completion,
+      output_tokens_details: { reasoning_tokens: usage.reasoning ?? 0 },
+      total_tokens: usage.prompt + usage.completion,
+    },
+  };
+}
+
+/**
+ * A streamed Responses answer: response.created, each output item added and done (a message's
+ * text in one delta), any `extra` events (types the gateway has never seen), response.completed.
+ */
+export function responsesFrames(a: Parameters<typeof responsesAnswer>[0], extra: unknown[] = []): string[] {
+  const response = responsesAnswer(a);
+  let sequence = 0;
+  const frame = (data: Record<string, unknown>) =>
+    sseFrame({ ...data, sequence_number: sequence++ }, data.type as string);
+  const frames = [
+    frame({ type: 'response.created', response: { ...response, status: 'in_progress', output: [] } }),
+  ];
+  response.output.forEach((item, output_index) => {
+    frames.push(frame({ type: 'response.output_item.added', output_index, item }));
+    if (item.type === 'message') {
+      const text = (item as { content: { text: string }[] }).content[0]?.text ?? '';
+      frames.push(
+        frame({
+          type: 'response.output_text.delta',
+          item_id: item.id,
+          output_index,
+          content_index: 0,
+          delta: text,
+        }),
+      );
+    }
+    frames.push(frame({ type: 'response.output_item.done', output_index, item }));
+  });
+  for (const event of extra) frames.push(frame(event as Record<string, unknown>));
+  frames.push(frame({ type: 'response.completed', response }));
+  return frames;
 }
