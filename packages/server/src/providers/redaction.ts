@@ -10,7 +10,13 @@
  * that could begin a secret until the next delta shows whether it does. withRedaction puts that
  * around every adapter (the registry does), so no adapter has its own.
  */
-import { type ChatCompletion, type ProviderAdapter, ProviderError, type StreamDelta } from './types.ts';
+import {
+  type CallOptions,
+  type ChatCompletion,
+  type ProviderAdapter,
+  ProviderError,
+  type StreamDelta,
+} from './types.ts';
 
 export const REDACTED = '[REDACTED]';
 
@@ -170,36 +176,46 @@ function redactDeep<T>(value: T, redact: (text: string) => string): T {
 export function withRedaction(adapter: ProviderAdapter, secrets: string[]): ProviderAdapter {
   if (secrets.length === 0) return adapter;
   const redact = redactor(secrets);
-  return {
-    async chat(model, params, options) {
-      const onDelta = options.onDelta;
-      if (!onDelta) return adapter.chat(model, params, options);
-      const stream = streamRedactor(secrets);
-      let completion: ChatCompletion;
-      try {
-        completion = await adapter.chat(model, params, {
-          ...options,
-          onDelta: (delta) => {
-            for (const d of stream.push(delta)) onDelta(d);
-          },
-        });
-      } catch (error) {
-        if (error instanceof ProviderError) {
-          error.message = redact(error.message);
-          Object.assign(error, { providerResponse: redactDeep(error.providerResponse, redact) });
-        }
-        throw error;
+  /** One call of `send`, its deltas redacted across their boundaries, its answer and error whole. */
+  async function redacted(
+    options: CallOptions,
+    send: (options: CallOptions) => Promise<ChatCompletion>,
+  ): Promise<ChatCompletion> {
+    const onDelta = options.onDelta;
+    if (!onDelta) return send(options);
+    const stream = streamRedactor(secrets);
+    let completion: ChatCompletion;
+    try {
+      completion = await send({
+        ...options,
+        onDelta: (delta) => {
+          for (const d of stream.push(delta)) onDelta(d);
+        },
+      });
+    } catch (error) {
+      if (error instanceof ProviderError) {
+        error.message = redact(error.message);
+        Object.assign(error, { providerResponse: redactDeep(error.providerResponse, redact) });
       }
-      for (const d of stream.flush()) onDelta(d);
-      // What the client was sent, and what the log keeps; the request is the client's own.
-      const { content, toolCalls, thinking, providerResponse } = completion;
-      return {
-        ...completion,
-        content: content === null ? null : redact(content),
-        toolCalls: redactDeep(toolCalls, redact),
-        ...(thinking && { thinking: redactDeep(thinking, redact) }),
-        providerResponse: redactDeep(providerResponse, redact),
-      };
-    },
+      throw error;
+    }
+    for (const d of stream.flush()) onDelta(d);
+    // What the client was sent, and what the log keeps; the request is the client's own.
+    const { content, toolCalls, thinking, providerResponse } = completion;
+    return {
+      ...completion,
+      content: content === null ? null : redact(content),
+      toolCalls: redactDeep(toolCalls, redact),
+      ...(thinking && { thinking: redactDeep(thinking, redact) }),
+      providerResponse: redactDeep(providerResponse, redact),
+    };
+  }
+  const { forward, forwards } = adapter;
+  return {
+    chat: (model, params, options) => redacted(options, (o) => adapter.chat(model, params, o)),
+    ...(forwards && { forwards }),
+    ...(forward && {
+      forward: (model, params, options) => redacted(options, (o) => forward.call(adapter, model, params, o)),
+    }),
   };
 }
