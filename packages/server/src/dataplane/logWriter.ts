@@ -1,7 +1,9 @@
 /**
  * Writes log entries off the request path: queued, then inserted in batches. The queue is
  * bounded; when it is full the request that adds an entry waits for room (back-pressure) rather
- * than an entry being dropped. close() drains it, so a SIGTERM or SIGINT loses nothing.
+ * than an entry being dropped. close() drains it, so a SIGTERM or SIGINT loses nothing. A database
+ * that is away, or out of disk space, keeps them queued too: on a full disk they go out one at a
+ * time, then in growing batches, as they fit (/metrics and one line in the process log say so).
  *
  * The files an answer carried (images, speech) go to log_media in the transaction that inserts
  * their entry, after it: the foreign key to the entry holds, and deleting the entry (retention,
@@ -406,6 +408,25 @@ function isDataError(error: unknown): boolean {
   return typeof code === 'string' && /^2[23]/.test(code);
 }
 
+/**
+ * The database refused the write for want of disk space: PostgreSQL's disk_full (SQLSTATE 53100),
+ * which PGlite raises too when its directory's filesystem is full ("could not extend file …: No
+ * space left on device"), or ENOSPC from underneath it.
+ */
+function isDiskFull(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === '53100' || code === 'ENOSPC') return true;
+  return error instanceof Error && error.message.includes('No space left on device');
+}
+
+/** Why a batch was not written, as /metrics counts it. */
+export type WriteFailure = 'disk_full' | 'bad_entry' | 'unavailable';
+const failureOf = (error: unknown): WriteFailure =>
+  isDiskFull(error) ? 'disk_full' : isDataError(error) ? 'bad_entry' : 'unavailable';
+
+const firstLine = (error: unknown) =>
+  (error instanceof Error ? error.message : String(error)).split('\n')[0]?.slice(0, 300);
+
 export type LogWriterOptions = {
   batchSize?: number;
   intervalMs?: number;
@@ -438,8 +459,29 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
   let sanitized = 0;
   let payloadDropped = 0;
   let refused = 0;
+  /** Batches the database did not take, by why. */
+  const writeFailures: Record<WriteFailure, number> = { disk_full: 0, bad_entry: 0, unavailable: 0 };
 
+  /** Failed attempts in a row that waited before the next (the database away, or no room even for one entry). */
   let failures = 0;
+  /**
+   * The entries the next batch takes: the batch size, doubled back after each batch written once
+   * a refusal has cut it. A batch too large for the room left goes out one entry at a time and
+   * grows again as they fit, rather than being retried whole for as long as the disk stays short
+   * of its full size. It starts again from one rather than from half: a refused attempt keeps
+   * the pages it managed to add until a vacuum (PGlite has no autovacuum), so each larger
+   * attempt that fails uses up room a smaller one could have had. On PGlite with 3 MB free and
+   * entries of 0.8 MB, halving (8, 4, 2, 1) stored none, the 4 having taken the 3 MB; one at a
+   * time stored three. A batch refused for an entry in it is halved, to find that entry in a
+   * few attempts.
+   */
+  let limit = batchSize;
+  /**
+   * The writes are failing: since when, why, and how many attempts. The process log has one line
+   * when it starts (or its reason changes) and one when everything waiting has been written,
+   * however many retries come between.
+   */
+  let episode: { reason: WriteFailure; since: number; attempts: number } | null = null;
 
   /** Moves the added entries into the queue as rows (the answer stands whatever happens here). */
   function encodeAdded(): void {
@@ -461,51 +503,81 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
   }
   const pending = () => queue.length + added.length;
 
+  /** Takes the first `count` entries off the queue, giving back their media bytes. */
+  function shift(count: number): Queued[] {
+    const gone = queue.slice(0, count);
+    queue = queue.slice(count);
+    mediaBytes -= gone.reduce((n, e) => n + mediaBytesOf(e), 0);
+    return gone;
+  }
+
+  function failed(reason: WriteFailure, error: unknown): void {
+    writeFailures[reason] += 1;
+    if (reason === 'bad_entry') return; // the entry's own fault: said when it is refused
+    if (episode?.reason === reason) {
+      episode.attempts += 1;
+      return;
+    }
+    episode = { reason, since: Date.now(), attempts: 1 };
+    const code = (error as { code?: unknown } | null)?.code;
+    const why = `${typeof code === 'string' ? `${code} ` : ''}${firstLine(error)}`;
+    console.error(
+      reason === 'disk_full'
+        ? `log writer: the database is out of disk space (${why}); ${pending()} entries wait in memory (up to ${maxQueue}, then requests wait for room) and are retried in smaller batches until they fit`
+        : `log writer: cannot write (${why}); ${pending()} entries wait in memory (up to ${maxQueue}, then requests wait for room) and are retried`,
+    );
+  }
+
+  function recovered(): void {
+    if (!episode || pending() > 0) return;
+    const seconds = Math.round((Date.now() - episode.since) / 1000);
+    console.error(
+      `log writer: writing again after ${seconds} s (${episode.reason}, ${episode.attempts} attempts refused); every entry that waited is written`,
+    );
+    episode = null;
+  }
+
   /**
    * Writes a batch, then more only while full batches wait: the entries that arrive during a
    * write wait for the next tick instead of going out a handful at a time, since each batch has
-   * a fixed cost of its own.
+   * a fixed cost of its own. The parts of a batch just refused go out at once.
    */
   async function writeAll(): Promise<void> {
-    let first = true;
+    let again = true;
     encodeAdded();
-    while (queue.length > 0 && (first || queue.length >= batchSize)) {
-      first = false;
-      const batch = queue.slice(0, batchSize);
+    while (queue.length > 0 && (again || queue.length >= limit)) {
+      again = false;
+      const batch = queue.slice(0, limit);
       try {
         await insert(batch);
-        queue = queue.slice(batch.length);
-        mediaBytes -= batch.reduce((n, e) => n + mediaBytesOf(e), 0);
+        shift(batch.length);
         written += batch.length;
         failures = 0;
+        limit = Math.min(limit * 2, batchSize);
       } catch (error) {
-        if (!isDataError(error)) {
-          // The database is away: keep every entry queued and try again, backing off.
-          failures += 1;
-          console.error(
-            `log writer: cannot write (${failures} in a row); ${queue.length} entries stay queued`,
-            error,
-          );
-          await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** failures, 5000)));
-          return;
+        const reason = failureOf(error);
+        failed(reason, error);
+        if (reason !== 'unavailable' && batch.length > 1) {
+          limit = reason === 'disk_full' ? 1 : Math.ceil(batch.length / 2);
+          again = true;
+          continue;
         }
-        // A bad entry must not block the rest: write one by one and report the ones refused.
-        console.error('log writer: batch insert failed, retrying entries one by one', error);
-        queue = queue.slice(batch.length);
-        mediaBytes -= batch.reduce((n, e) => n + mediaBytesOf(e), 0);
-        for (const entry of batch) {
-          await insert([entry]).then(
-            () => {
-              written += 1;
-            },
-            (e) => {
-              refused += 1;
-              console.error('log writer: entry refused', entry.id, e);
-            },
-          );
+        if (reason === 'bad_entry') {
+          // Refused alone: a bad entry must not block the rest.
+          shift(1);
+          refused += 1;
+          console.error('log writer: entry refused', batch[0]?.id, error);
+          again = true;
+          continue;
         }
+        // The database is away, or has no room even for one entry: every entry stays queued
+        // (and its files with it) and is tried again, backing off.
+        failures += 1;
+        await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** failures, 5000)));
+        return;
       }
       encodeAdded();
+      recovered();
     }
   }
 
@@ -516,11 +588,19 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
     return writing;
   }
 
-  /** Flushes until the queue is empty; gives up, saying how much is lost, after 6 failures in a row. */
+  /**
+   * Flushes until the queue is empty; gives up after 6 failures in a row, counted from its
+   * start (an earlier drain that gave up must not stop the next, or close, from trying). On
+   * close it says how much is lost; a drain leaves them queued.
+   */
   async function writeOut(): Promise<void> {
+    failures = 0;
     while ((pending() > 0 || writing) && failures < 6) await flush();
     encodeAdded();
-    if (queue.length > 0) console.error(`log writer: ${queue.length} entries could not be written`);
+    if (closed && queue.length > 0)
+      console.error(
+        `log writer: ${queue.length} entries could not be written${episode ? ` (${episode.reason})` : ''} and are lost`,
+      );
   }
 
   const timer = setInterval(() => {
@@ -549,8 +629,21 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
       clearInterval(timer);
       await writeOut();
     },
-    /** `mediaBytes`: the bytes of answer files held with the entries not written yet. */
-    stats: () => ({ queued: pending(), mediaBytes, written, sanitized, payloadDropped, refused }),
+    /**
+     * `mediaBytes`: the bytes of answer files held with the entries not written yet;
+     * `writeFailures`: the batches refused, by why; `waitingForDisk`: the entries queued while the
+     * database is refusing them for want of space (0 otherwise).
+     */
+    stats: () => ({
+      queued: pending(),
+      mediaBytes,
+      written,
+      sanitized,
+      payloadDropped,
+      refused,
+      writeFailures: { ...writeFailures },
+      waitingForDisk: episode?.reason === 'disk_full' ? pending() : 0,
+    }),
   };
 }
 

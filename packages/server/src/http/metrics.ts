@@ -23,7 +23,13 @@ setInterval(() => {
  */
 export function metricsText(runtime: Runtime): string {
   const logs = runtime.logs.stats();
-  const lines: [name: string, type: 'counter' | 'gauge', help: string, value: number][] = [
+  // A value, or one sample per label set (each label's value is ours, never a client's).
+  const lines: [
+    name: string,
+    type: 'counter' | 'gauge',
+    help: string,
+    value: number | [labels: Record<string, string>, value: number][],
+  ][] = [
     ['gatehouse_log_entries_written_total', 'counter', 'Log entries written to the database.', logs.written],
     [
       'gatehouse_log_entries_sanitized_total',
@@ -45,6 +51,18 @@ export function metricsText(runtime: Runtime): string {
     ],
     ['gatehouse_log_entries_queued', 'gauge', 'Log entries waiting to be written.', logs.queued],
     [
+      'gatehouse_log_write_failures_total',
+      'counter',
+      'Batches of log entries the database did not take, by why: disk_full (no room; the batch is split and retried, its entries wait in the queue), unavailable (retried whole), bad_entry (split until the entry at fault is refused alone).',
+      Object.entries(logs.writeFailures).map(([reason, n]) => [{ reason }, n]),
+    ],
+    [
+      'gatehouse_log_entries_waiting_for_disk',
+      'gauge',
+      'Log entries waiting in memory while the database refuses them for want of disk space; 0 when it does not.',
+      logs.waitingForDisk,
+    ],
+    [
       'gatehouse_log_queued_media_bytes',
       'gauge',
       "Bytes of answer files (images, audio, video) held with the log entries waiting to be written; past the queue's limit (64 MiB by default), requests wait for it.",
@@ -63,7 +81,19 @@ export function metricsText(runtime: Runtime): string {
       lastMinute.max,
     ],
   ];
+  const samples = (name: string, value: (typeof lines)[number][3]) =>
+    typeof value === 'number'
+      ? `${name} ${value}\n`
+      : value
+          .map(([labels, n]) => {
+            const set = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+            return `${name}{${set.join(',')}} ${n}\n`;
+          })
+          .join('');
   return lines
-    .map(([name, type, help, value]) => `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${name} ${value}\n`)
+    .map(
+      ([name, type, help, value]) =>
+        `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${samples(name, value)}`,
+    )
     .join('');
 }

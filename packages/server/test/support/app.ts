@@ -22,9 +22,12 @@ export type TestApp = {
   request(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
 };
 
-export async function openTestDatabase(): Promise<{ db: Database; drop(): Promise<void> }> {
+/** `dataDir`: PGlite's directory (in memory unless given); PostgreSQL ignores it. */
+export async function openTestDatabase(
+  opts: { dataDir?: string } = {},
+): Promise<{ db: Database; drop(): Promise<void> }> {
   if (!testDatabaseUrl) {
-    const db = await connectDatabase({ dataDir: 'memory://', migrate: true });
+    const db = await connectDatabase({ dataDir: opts.dataDir ?? 'memory://', migrate: true });
     return { db, drop: () => db.close() };
   }
   const schema = `test_${randomUUID().replaceAll('-', '')}`;
@@ -45,12 +48,15 @@ export async function openTestDatabase(): Promise<{ db: Database; drop(): Promis
   };
 }
 
-/** Registers beforeAll/afterAll hooks; the returned object is usable inside tests. */
-export function useTestApp(env: Record<string, string> = {}): TestApp {
+/**
+ * Registers beforeAll/afterAll hooks; the returned object is usable inside tests. `database` is
+ * passed to openTestDatabase.
+ */
+export function useTestApp(env: Record<string, string> = {}, database: { dataDir?: string } = {}): TestApp {
   const harness = {} as TestApp;
   let drop: () => Promise<void> = async () => {};
   beforeAll(async () => {
-    const opened = await openTestDatabase();
+    const opened = await openTestDatabase(database);
     drop = opened.drop;
     // Every suite signs its users up from one address (app.request has no socket): no sign-up limit.
     const config = loadConfig({
