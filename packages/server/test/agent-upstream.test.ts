@@ -57,7 +57,9 @@ describe('agent gates on an OpenAI-format upstream', () => {
     });
     expect(res.status, await res.clone().text()).toBe(200);
     expect(res.headers.get('x-gatehouse-action')).toBe('checker');
-    expect(((await res.json()) as { model: string }).model).toBe('openai/gpt-4o');
+    // The sub-gate's OpenAI model answered the forwarded body as OpenAI does; the header names it.
+    expect(res.headers.get('x-gatehouse-model-used')).toBe('openai/gpt-4o');
+    expect(((await res.json()) as { model: string }).model).toBe('gpt-4o');
 
     const [router, answer] = upstream.received.slice(before);
     expect(router?.model).toBe('gpt-4o-mini');

@@ -127,7 +127,9 @@ describe('plain model names from clients', () => {
     const before = upstream.received.length;
     const res = await completions(app, user, gate.id, { model: 'gpt-4o-mini' });
     expect(res.status, await res.clone().text()).toBe(200);
-    expect(((await res.json()) as { model: string }).model).toBe('openai/gpt-4o-mini');
+    // An OpenAI gate forwards the body and answers as OpenAI did; the gateway's id is in a header.
+    expect(res.headers.get('x-gatehouse-model-used')).toBe('openai/gpt-4o-mini');
+    expect(((await res.json()) as { model: string }).model).toBe('gpt-4o-mini');
     expect(upstream.received.slice(before).map((r) => r.model)).toEqual(['gpt-4o-mini']);
 
     const ambiguous = await completions(app, user, gate.id, { model: 'meta-llama/llama-guard-4-12b' });

@@ -131,7 +131,9 @@ export function worstCaseCost(models: string[], params: ChatParams): number {
   // A forwarded body may hold what the translation left out: its bytes bound its prompt too.
   if (params.forward) {
     const added = (params.forward.system ?? []).reduce((n, text) => n + Buffer.byteLength(text), 0);
-    const sent = Buffer.byteLength(JSON.stringify(params.forward.body)) + added + TOOL_USE_OVERHEAD_TOKENS;
+    const tools = params.forward.body.tools;
+    const overhead = Array.isArray(tools) && tools.length > 0 ? TOOL_USE_OVERHEAD_TOKENS : 0;
+    const sent = Buffer.byteLength(JSON.stringify(params.forward.body)) + added + overhead;
     promptBound = Math.max(promptBound, sent);
   }
   const output = params.maxTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
