@@ -3,15 +3,25 @@
  * `"cret…"`) is in neither delta, so redacting each event alone lets it through. Through every
  * streaming route and every streaming adapter (OpenAI, Anthropic, Gemini), in text, reasoning and
  * tool-call arguments: the text the client puts together from the stream, and the log entry,
- * say [REDACTED] and never the key.
+ * say [REDACTED] and never the key. The same where a drop-in route forwards the provider's own
+ * events (same family, same wire), and there a stream without a key comes back byte for byte.
  */
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { useTestApp } from './support/app.ts';
 import { logEntryOf, say } from './support/chat.ts';
-import { streamFrames as anthropicFrames, startAnthropicEmulator } from './support/emulators/anthropic.ts';
+import {
+  streamFrames as anthropicFrames,
+  type StreamBlock,
+  startAnthropicEmulator,
+} from './support/emulators/anthropic.ts';
 import { streamFrames as geminiFrames, startGeminiEmulator } from './support/emulators/gemini.ts';
-import { startOpenAIEmulator, streamReply } from './support/emulators/openai.ts';
-import { createGate, signUpUser } from './support/factories.ts';
+import {
+  chunkFrames,
+  responsesFrames,
+  startOpenAIEmulator,
+  streamReply,
+} from './support/emulators/openai.ts';
+import { createGate, signUpUser, type TestUser } from './support/factories.ts';
 
 const OPENAI_KEY = 'sk-proj-Secret0penAIKey-4242424242';
 const ANTHROPIC_KEY = 'sk-ant-api03-SecretAnthropicKey-77777';
@@ -36,9 +46,14 @@ beforeEach(() => {
   for (const e of [openai, anthropic, gemini]) e.upstream.reset();
 });
 
-/** `key` in the middle of a sentence, cut into the pieces the model streams it in. */
+/** `key` in the middle of a sentence. */
+const LEAK = (key: string) => `The key is ${key} and that is all.`;
+/** What the client reads where the model wrote LEAK(key). */
+const SAID = LEAK('[REDACTED]');
+
+/** LEAK(key), cut into the pieces the model streams it in. */
 function leaked(key: string, cuts: number[]): string[] {
-  const text = `The key is ${key} and that is all.`;
+  const text = LEAK(key);
   const at = [0, ...cuts.map((c) => 'The key is '.length + c), text.length];
   return at.slice(1).map((end, i) => text.slice(at[i], end));
 }
@@ -108,6 +123,93 @@ async function expectRedacted(
   for (const key of KEYS) expect(stored, 'the log entry').not.toContain(key);
   expect(stored).toContain('[REDACTED]');
   return texts;
+}
+
+/** An Anthropic answer with the key split in each kind of block. */
+const SPLIT_BLOCKS: StreamBlock[] = [
+  { type: 'thinking', parts: leaked(ANTHROPIC_KEY, [3]), signature: 'EqQBCkgIARABGAIiQL' },
+  { type: 'text', parts: leaked(ANTHROPIC_KEY, [14]) },
+  {
+    type: 'tool_use',
+    id: 'toolu_01',
+    name: 'save',
+    jsonParts: ['{"note": "', ANTHROPIC_KEY.slice(0, 10), `${ANTHROPIC_KEY.slice(10)}"}`],
+  },
+];
+
+/** An OpenAI chat answer with the key split in its text and in a call's arguments. */
+const SPLIT_CHAT = {
+  content: leaked(OPENAI_KEY, [9]),
+  toolCalls: [
+    {
+      id: 'call_1',
+      name: 'save',
+      argumentParts: [
+        '{"note":"',
+        OPENAI_KEY.slice(0, 5),
+        OPENAI_KEY.slice(5, 20),
+        `${OPENAI_KEY.slice(20)}"}`,
+      ],
+    },
+  ],
+};
+
+function postMessages(user: TestUser, gateId: string) {
+  return app.request('/v1/messages', {
+    method: 'POST',
+    headers: { 'x-api-key': user.key, 'anthropic-version': '2023-06-01', 'x-gatehouse-gate-id': gateId },
+    json: {
+      model: 'claude-sonnet-4-5',
+      max_tokens: 1000,
+      stream: true,
+      messages: say('the key?'),
+      tools: [{ name: 'save', input_schema: TOOL.function.parameters }],
+    },
+  });
+}
+
+function postResponses(user: TestUser, gateId: string) {
+  return app.request('/v1/responses', {
+    method: 'POST',
+    headers: { ...user.auth, 'x-gatehouse-gate-id': gateId },
+    json: {
+      model: 'gate',
+      input: 'the key?',
+      stream: true,
+      tools: [{ type: 'function', name: 'save', parameters: TOOL.function.parameters }],
+    },
+  });
+}
+
+/** A Responses stream's texts: the answer's, the reasoning summary's, each call's arguments. */
+const responsesPieces = (e: WireEvent): [string, unknown][] =>
+  e.type === 'response.output_text.delta'
+    ? [['text', e.delta]]
+    : e.type === 'response.reasoning_summary_text.delta'
+      ? [['summary', e.delta]]
+      : e.type === 'response.function_call_arguments.delta'
+        ? [[`call ${e.output_index}`, e.delta]]
+        : [];
+
+/**
+ * The client's stream has the events the provider sent, in order, and each one that `changed`
+ * does not select byte for byte (or, `keyed`, also any that carried the whole key: redacted whole).
+ */
+function expectSameEventsBut(
+  stream: string,
+  frames: string[],
+  changed: (e: WireEvent) => boolean,
+  keyed = false,
+) {
+  const got = stream.split('\n\n').filter(Boolean);
+  const sent = frames.map((f) => f.replace(/\n\n$/, ''));
+  expect(got).toHaveLength(sent.length);
+  sent.forEach((frame, i) => {
+    const data = JSON.parse(frame.slice(frame.indexOf('data: ') + 6));
+    const mayChange = changed(data) || (keyed && KEYS.some((key) => frame.includes(key)));
+    if (!mayChange) expect(got[i]).toBe(frame);
+    else expect(got[i]?.split('\n')[0]).toBe(frame.split('\n')[0]);
+  });
 }
 
 describe('a key split across stream deltas', () => {
@@ -195,35 +297,72 @@ describe('a key split across stream deltas', () => {
     expect(texts.get('content')).toBe('The key is [REDACTED] and that is all.');
   });
 
-  it('/v1/messages through Anthropic: thinking, text and tool input', async () => {
+  it('/v3/chat through Anthropic: thinking, text and tool input', async () => {
     const user = await signUpUser(app);
     const gate = await createGate(app, user, { model: 'anthropic/claude-sonnet-4-5', maxTokens: 2000 });
-    anthropic.upstream.reply({
-      type: 'sse',
-      frames: anthropicFrames({
-        blocks: [
-          { type: 'thinking', parts: leaked(ANTHROPIC_KEY, [3]), signature: 'EqQBCkgIARABGAIiQL' },
-          { type: 'text', parts: leaked(ANTHROPIC_KEY, [14]) },
-          {
-            type: 'tool_use',
-            id: 'toolu_01',
-            name: 'save',
-            jsonParts: ['{"note": "', ANTHROPIC_KEY.slice(0, 10), `${ANTHROPIC_KEY.slice(10)}"}`],
-          },
-        ],
-      }),
-    });
-    const res = await app.request('/v1/messages', {
+    anthropic.upstream.reply({ type: 'sse', frames: anthropicFrames({ blocks: SPLIT_BLOCKS }) });
+    const res = await app.request('/v3/chat', {
       method: 'POST',
-      headers: { 'x-api-key': user.key, 'anthropic-version': '2023-06-01', 'x-gatehouse-gate-id': gate.id },
+      headers: user.auth,
       json: {
-        model: 'claude-sonnet-4-5',
-        max_tokens: 1000,
-        stream: true,
-        messages: say('the key?'),
-        tools: [{ name: 'save', input_schema: TOOL.function.parameters }],
+        gateId: gate.id,
+        data: { messages: say('the key?'), tools: [TOOL], stream: true },
       },
     });
+    const texts = await expectRedacted(
+      res,
+      (e) => [
+        ['content', e.delta?.content],
+        ['thinking', e.delta?.thinking],
+        ...((e.delta?.toolCalls ?? []) as { index: number; arguments?: string }[]).map(
+          (t) => [`tool ${t.index}`, t.arguments] as [string, unknown],
+        ),
+      ],
+      ['thinking', 'content', 'tool 0'],
+    );
+    expect(texts.get('thinking')).toBe(SAID);
+    expect(texts.get('content')).toBe(SAID);
+    expect(texts.get('tool 0')).toBe('{"note": "[REDACTED]"}');
+  });
+
+  it('/v1/messages on an OpenAI gate, translated: text and tool input', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, { model: 'openai/gpt-4o-mini', routingStrategy: 'single' });
+    openai.upstream.reply(streamReply('openai', SPLIT_CHAT));
+    const res = await postMessages(user, gate.id);
+    const texts = await expectRedacted(
+      res,
+      (e) =>
+        e.type === 'content_block_delta' ? [[`block ${e.index}`, e.delta.text ?? e.delta.partial_json]] : [],
+      ['block 0', 'block 1'],
+    );
+    expect(texts.get('block 0')).toBe(SAID);
+    expect(texts.get('block 1')).toBe('{"note":"[REDACTED]"}');
+  });
+
+  it('/v1/responses on an Anthropic gate, translated: text and function-call arguments', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, { model: 'anthropic/claude-sonnet-4-5' });
+    anthropic.upstream.reply({ type: 'sse', frames: anthropicFrames({ blocks: SPLIT_BLOCKS.slice(1) }) });
+    const res = await postResponses(user, gate.id);
+    const texts = await expectRedacted(res, responsesPieces, ['text', 'call 1']);
+    expect(texts.get('text')).toBe(SAID);
+    expect(texts.get('call 1')).toBe('{"note": "[REDACTED]"}');
+  });
+});
+
+/**
+ * A drop-in route on a gate of the client's own family forwards the provider's events as they
+ * came: the key is looked for across them, in each wire format's own places for text.
+ */
+describe('a key split across the events of a forwarded stream', () => {
+  it('/v1/messages on an Anthropic gate: thinking, text and tool input', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, { model: 'anthropic/claude-sonnet-4-5', maxTokens: 2000 });
+    const frames = anthropicFrames({ blocks: SPLIT_BLOCKS });
+    anthropic.upstream.reply({ type: 'sse', frames });
+    const res = await postMessages(user, gate.id);
+    const stream = await res.clone().text();
     const texts = await expectRedacted(
       res,
       (e) =>
@@ -232,47 +371,132 @@ describe('a key split across stream deltas', () => {
           : [],
       ['block 0', 'block 1', 'block 2'],
     );
-    expect(texts.get('block 0')).toBe('The key is [REDACTED] and that is all.');
-    expect(texts.get('block 1')).toBe('The key is [REDACTED] and that is all.');
+    expect(texts.get('block 0')).toBe(SAID);
+    expect(texts.get('block 1')).toBe(SAID);
     expect(texts.get('block 2')).toBe('{"note": "[REDACTED]"}');
+    expectSameEventsBut(stream, frames, (e) => e.type === 'content_block_delta');
   });
 
-  it('/v1/responses through OpenAI: text and function-call arguments', async () => {
+  it('/v1/responses on an OpenAI gate: text, reasoning summary and function-call arguments', async () => {
     const user = await signUpUser(app);
     const gate = await createGate(app, user, { model: 'openai/gpt-4o-mini', routingStrategy: 'single' });
-    openai.upstream.reply(
-      streamReply('openai', {
-        content: leaked(OPENAI_KEY, [1, 20]),
-        toolCalls: [
-          {
-            id: 'call_2',
-            name: 'save',
-            argumentParts: [`{"note":"${OPENAI_KEY.slice(0, 8)}`, `${OPENAI_KEY.slice(8)}"}`],
-          },
-        ],
-      }),
-    );
-    const res = await app.request('/v1/responses', {
+    const frames = responsesFrames({
+      output: [
+        {
+          type: 'reasoning',
+          summary: `Found ${OPENAI_KEY}.`,
+          parts: ['Found sk-pr', `${OPENAI_KEY.slice(5)}.`],
+        },
+        { type: 'message', text: LEAK(OPENAI_KEY), parts: leaked(OPENAI_KEY, [1, 20]) },
+        {
+          type: 'function_call',
+          call_id: 'call_2',
+          name: 'save',
+          arguments: `{"note":"${OPENAI_KEY}"}`,
+          parts: [`{"note":"${OPENAI_KEY.slice(0, 8)}`, OPENAI_KEY.slice(8, 9), `${OPENAI_KEY.slice(9)}"}`],
+        },
+      ],
+    });
+    openai.upstream.reply({ type: 'sse', frames });
+    const res = await postResponses(user, gate.id);
+    const stream = await res.clone().text();
+    const texts = await expectRedacted(res, responsesPieces, ['summary', 'text', 'call 2']);
+    expect(texts.get('summary')).toBe('Found [REDACTED].');
+    expect(texts.get('text')).toBe(SAID);
+    expect(texts.get('call 2')).toBe('{"note":"[REDACTED]"}');
+    // The events that carry the whole text (`.done`, the items, the response) redacted whole.
+    expectSameEventsBut(stream, frames, (e) => String(e.type).endsWith('.delta'), true);
+  });
+
+  it('/v1/chat/completions on an OpenAI gate: text and tool-call arguments', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, { model: 'openai/gpt-4o-mini', routingStrategy: 'single' });
+    openai.upstream.reply(streamReply('openai', SPLIT_CHAT));
+    const res = await app.request('/v1/chat/completions', {
       method: 'POST',
       headers: { ...user.auth, 'x-gatehouse-gate-id': gate.id },
-      json: {
-        model: 'gate',
-        input: 'the key?',
-        stream: true,
-        tools: [{ type: 'function', name: 'save', parameters: TOOL.function.parameters }],
-      },
+      json: { model: 'gate', messages: say('the key?'), tools: [TOOL], stream: true },
     });
     const texts = await expectRedacted(
       res,
-      (e) =>
-        e.type === 'response.output_text.delta'
-          ? [['text', e.delta]]
-          : e.type === 'response.function_call_arguments.delta'
-            ? [[`call ${e.item_id}`, e.delta]]
-            : [],
-      ['text'],
+      (e) => [
+        ['content', e.choices?.[0]?.delta?.content],
+        ...(
+          (e.choices?.[0]?.delta?.tool_calls ?? []) as { index: number; function?: { arguments?: string } }[]
+        ).map((t) => [`tool ${t.index}`, t.function?.arguments] as [string, unknown]),
+      ],
+      ['content', 'tool 0'],
     );
-    expect(texts.get('text')).toBe('The key is [REDACTED] and that is all.');
-    expect([...texts.values()]).toContain('{"note":"[REDACTED]"}');
+    expect(texts.get('content')).toBe(SAID);
+    expect(texts.get('tool 0')).toBe('{"note":"[REDACTED]"}');
+  });
+
+  describe('a stream without a key comes back byte for byte, text that begins like one included', () => {
+    // Pieces that end where a key could begin ("sk", "s"), held until the next shows it does not.
+    const parts = ['Tasks ask', ' for sk', '-proj-Sec', 'ond keys, not sk-proj-Secret0', 'pen ones: s'];
+    const text = parts.join('');
+
+    it('/v1/messages on an Anthropic gate', async () => {
+      const user = await signUpUser(app);
+      const gate = await createGate(app, user, { model: 'anthropic/claude-sonnet-4-5', maxTokens: 2000 });
+      const frames = anthropicFrames({
+        blocks: [
+          { type: 'thinking', parts, signature: 'EqQBCkgIARABGAIiQL' },
+          { type: 'text', parts },
+          { type: 'tool_use', id: 'toolu_01', name: 'save', jsonParts: ['{"note": "sk', '-ant"}'] },
+        ],
+      });
+      anthropic.upstream.reply({ type: 'sse', frames });
+      const res = await postMessages(user, gate.id);
+      expect(await res.text()).toBe(frames.join(''));
+    });
+
+    it('/v1/responses on an OpenAI gate', async () => {
+      const user = await signUpUser(app);
+      const gate = await createGate(app, user, { model: 'openai/gpt-4o-mini', routingStrategy: 'single' });
+      const frames = responsesFrames({
+        output: [
+          { type: 'reasoning', summary: text, parts },
+          { type: 'message', text, parts },
+          {
+            type: 'function_call',
+            call_id: 'call_2',
+            name: 'save',
+            arguments: '{"note":"sk-proj"}',
+            parts: ['{"note":"s', 'k-proj"}'],
+          },
+        ],
+      });
+      openai.upstream.reply({ type: 'sse', frames });
+      const res = await postResponses(user, gate.id);
+      expect(await res.text()).toBe(frames.join(''));
+    });
+
+    it('/v1/chat/completions on an OpenAI gate', async () => {
+      const user = await signUpUser(app);
+      const gate = await createGate(app, user, { model: 'openai/gpt-4o-mini', routingStrategy: 'single' });
+      const answer = {
+        content: parts,
+        toolCalls: [{ id: 'call_3', name: 'save', argumentParts: ['{"note":"sk-', 'proj"}'] }],
+      };
+      let frames: string[] = [];
+      openai.upstream.reply((request) => {
+        frames = chunkFrames('openai', request, answer);
+        return { type: 'sse', frames };
+      });
+      const res = await app.request('/v1/chat/completions', {
+        method: 'POST',
+        headers: { ...user.auth, 'x-gatehouse-gate-id': gate.id },
+        // With the usage the client asks for, every chunk the provider sent is the client's.
+        json: {
+          model: 'gate',
+          messages: say('the key?'),
+          tools: [TOOL],
+          stream: true,
+          stream_options: { include_usage: true },
+        },
+      });
+      expect(await res.text()).toBe(frames.join(''));
+    });
   });
 });

@@ -357,10 +357,15 @@ export async function startOpenAIEmulator(flavor: Flavor, apiKey = 'sk-test') {
   return { upstream, baseUrl, apiKey };
 }
 
+/**
+ * An output item of a Responses answer. `parts`: a stream sends the text (a message's, a call's
+ * arguments or input, a reasoning summary's) in these deltas, then the whole of it in a `.done` event.
+ */
 export type ResponsesOutput =
-  | { type: 'message'; text: string }
-  | { type: 'function_call'; call_id: string; name: string; arguments: string }
-  | { type: 'custom_tool_call'; call_id: string; name: string; input: string }
+  | { type: 'message'; text: string; parts?: string[] }
+  | { type: 'function_call'; call_id: string; name: string; arguments: string; parts?: string[] }
+  | { type: 'custom_tool_call'; call_id: string; name: string; input: string; parts?: string[] }
+  | { type: 'reasoning'; summary: string; parts?: string[] }
   /** An item type the gateway has never seen. */
   | ({ type: string } & Record<string, unknown>);
 
@@ -373,7 +378,7 @@ export function responsesAnswer(a: { output: ResponsesOutput[]; usage?: WireUsag
     created_at: CREATED,
     status: 'completed',
     model: a.model ?? 'gpt-4o-mini-2024-07-18',
-    output: a.output.map((item, n) =>
+    output: a.output.map(({ parts: _parts, ...item }, n) =>
       item.type === 'message'
         ? {
             id: `msg_${n}`,
@@ -382,7 +387,9 @@ export function responsesAnswer(a: { output: ResponsesOutput[]; usage?: WireUsag
             role: 'assistant',
             content: [{ type: 'output_text', text: item.text, annotations: [] }],
           }
-        : { id: `item_${n}`, status: 'completed', ...item },
+        : item.type === 'reasoning'
+          ? { id: `rs_${n}`, type: 'reasoning', summary: [{ type: 'summary_text', text: item.summary }] }
+          : { id: `item_${n}`, status: 'completed', ...item },
     ),
     usage: {
       input_tokens: usage.prompt,
@@ -408,17 +415,41 @@ export function responsesFrames(a: Parameters<typeof responsesAnswer>[0], extra:
   ];
   response.output.forEach((item, output_index) => {
     frames.push(frame({ type: 'response.output_item.added', output_index, item }));
+    const parts = a.output[output_index]?.parts as string[] | undefined;
+    const item_id = item.id;
     if (item.type === 'message') {
       const text = (item as { content: { text: string }[] }).content[0]?.text ?? '';
+      for (const delta of parts ?? [text]) {
+        frames.push(
+          frame({ type: 'response.output_text.delta', item_id, output_index, content_index: 0, delta }),
+        );
+      }
+      if (parts) {
+        frames.push(
+          frame({ type: 'response.output_text.done', item_id, output_index, content_index: 0, text }),
+        );
+      }
+    } else if (item.type === 'function_call' && parts) {
+      for (const delta of parts) {
+        frames.push(frame({ type: 'response.function_call_arguments.delta', item_id, output_index, delta }));
+      }
+      const args = (item as { arguments: string }).arguments;
       frames.push(
-        frame({
-          type: 'response.output_text.delta',
-          item_id: item.id,
-          output_index,
-          content_index: 0,
-          delta: text,
-        }),
+        frame({ type: 'response.function_call_arguments.done', item_id, output_index, arguments: args }),
       );
+    } else if (item.type === 'custom_tool_call' && parts) {
+      for (const delta of parts) {
+        frames.push(frame({ type: 'response.custom_tool_call_input.delta', item_id, output_index, delta }));
+      }
+      const input = (item as { input: string }).input;
+      frames.push(frame({ type: 'response.custom_tool_call_input.done', item_id, output_index, input }));
+    } else if (item.type === 'reasoning' && parts) {
+      const summary = { item_id, output_index, summary_index: 0 };
+      for (const delta of parts) {
+        frames.push(frame({ type: 'response.reasoning_summary_text.delta', ...summary, delta }));
+      }
+      const text = parts.join('');
+      frames.push(frame({ type: 'response.reasoning_summary_text.done', ...summary, text }));
     }
     frames.push(frame({ type: 'response.output_item.done', output_index, item }));
   });
