@@ -22,9 +22,11 @@ export type TestApp = {
   request(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
 };
 
-export async function openTestDatabase(): Promise<{ db: Database; drop(): Promise<void> }> {
+export async function openTestDatabase(
+  opts: { transactionTimeoutMs?: number } = {},
+): Promise<{ db: Database; drop(): Promise<void> }> {
   if (!testDatabaseUrl) {
-    const db = await connectDatabase({ dataDir: 'memory://', migrate: true });
+    const db = await connectDatabase({ dataDir: 'memory://', migrate: true, ...opts });
     return { db, drop: () => db.close() };
   }
   const schema = `test_${randomUUID().replaceAll('-', '')}`;
@@ -32,7 +34,7 @@ export async function openTestDatabase(): Promise<{ db: Database; drop(): Promis
   await admin.connect();
   await admin.query(`CREATE SCHEMA "${schema}"`);
   await admin.end();
-  const db = await connectDatabase({ databaseUrl: testDatabaseUrl, dataDir: '', schema });
+  const db = await connectDatabase({ databaseUrl: testDatabaseUrl, dataDir: '', schema, ...opts });
   return {
     db,
     drop: async () => {
@@ -50,8 +52,6 @@ export function useTestApp(env: Record<string, string> = {}): TestApp {
   const harness = {} as TestApp;
   let drop: () => Promise<void> = async () => {};
   beforeAll(async () => {
-    const opened = await openTestDatabase();
-    drop = opened.drop;
     // Every suite signs its users up from one address (app.request has no socket): no sign-up limit.
     const config = loadConfig({
       NODE_ENV: 'test',
@@ -59,6 +59,8 @@ export function useTestApp(env: Record<string, string> = {}): TestApp {
       GATEHOUSE_SIGNUP_ADDRESS_LIMIT: '1000000',
       ...env,
     });
+    const opened = await openTestDatabase({ transactionTimeoutMs: config.transactionTimeoutMs });
+    drop = opened.drop;
     const runtime = createRuntime(config);
     const app = createApp(config, runtime);
     harness.runtime = runtime;
