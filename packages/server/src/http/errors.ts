@@ -1,5 +1,6 @@
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { JSON_BODY_LIMITS, jsonTextMembers } from '@gatehouse/rules/jsonLimits';
 import type { Context } from 'hono';
 import { DomainError, HTTP_STATUS, ValidationError } from '../domain/errors.ts';
 
@@ -102,6 +103,16 @@ export async function readJson(
   if (text.trim() === '') {
     if (opts.optional) return {};
     throw new ValidationError([{ path: '', message: 'request body is required' }]);
+  }
+  // Counted on the text first: JSON.parse's time grows with the members it builds.
+  const { maxMembers } = JSON_BODY_LIMITS;
+  if (jsonTextMembers(text, maxMembers) > maxMembers) {
+    throw new ValidationError([
+      {
+        path: '',
+        message: `request body must have at most ${maxMembers} JSON members (object keys and array items, at every level, together)`,
+      },
+    ]);
   }
   try {
     return JSON.parse(text);
