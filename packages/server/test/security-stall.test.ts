@@ -250,7 +250,7 @@ describe('token counts of large texts: exact up to a bound, estimated past it', 
 });
 
 describe('bodies over the size limit: refused without being read whole', () => {
-  it('refuses a chat body with no Content-Length once it passes the limit, leaving the rest unread', async () => {
+  it('refuses a chat body with no Content-Length once it passes the limit, and closes the connection', async () => {
     const user = await signUpUser(app);
     const gate = await createGate(app, user);
     const limit = app.config.maxChatBodyBytes;
@@ -274,5 +274,19 @@ describe('bodies over the size limit: refused without being read whole', () => {
     } as RequestInit);
     expect(res.status).toBe(413);
     expect(pulled).toBeLessThan(limit + 10 * chunk.length);
+    // Nor after the answer: the connection closes rather than waiting on, or draining, the rest.
+    expect(res.headers.get('connection')).toBe('close');
+  });
+
+  it('refuses a control-plane body over its limit by Content-Length, and closes the connection', async () => {
+    const user = await signUpUser(app);
+    const res = await app.request('/v1/gates', {
+      method: 'POST',
+      headers: { ...user.auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }),
+    });
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as NativeError).error.code).toBe('payload_too_large');
+    expect(res.headers.get('connection')).toBe('close');
   });
 });

@@ -43,7 +43,10 @@ export const tooLarge = (maxBytes: number) =>
  * building the web Request's body stream costs the hot path more than the rest of the read.
  */
 export async function* bodyChunks(c: Context, maxBytes: number): AsyncGenerator<Buffer> {
-  if (Number(c.req.header('content-length')) > maxBytes) throw tooLarge(maxBytes);
+  if (Number(c.req.header('content-length')) > maxBytes) {
+    c.header('connection', 'close');
+    throw tooLarge(maxBytes);
+  }
   const incoming = (c.env as NodeBindings | undefined)?.incoming;
   // A body refused part way is left unread rather than destroyed, which would close the
   // connection before the refusal is answered. Node's web streams are async iterable, though the
@@ -54,7 +57,11 @@ export async function* bodyChunks(c: Context, maxBytes: number): AsyncGenerator<
   let size = 0;
   for await (const chunk of source) {
     size += chunk.length;
-    if (size > maxBytes) throw tooLarge(maxBytes);
+    if (size > maxBytes) {
+      // The rest is never read: the connection closes once the 413 is sent.
+      c.header('connection', 'close');
+      throw tooLarge(maxBytes);
+    }
     yield Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
   }
 }
