@@ -211,9 +211,10 @@ async function main() {
 
     const victimHeaders = victim.headers.small as Record<string, string>;
     // Warm what loads on first use (Ajv, the tokenizer's tables: a one-off ~250 ms, not a cost a
-    // client's input can repeat) and the probe's own path before measuring anything.
+    // client's input can repeat; the gate change's path) and the probe's own before measuring.
     await chat({ response_format: jsonFormat(schemaOf(5)) })().then((r) => r.arrayBuffer());
     await countTokens('warm')().then((r) => r.arrayBuffer());
+    await patch(schemaOf(5))().then((r) => r.arrayBuffer());
     const warm = probe(base, victimHeaders);
     await sleep(1000);
     await warm.stop();

@@ -186,6 +186,7 @@ describe('multipart bodies: parts counted as they arrive', () => {
     const boundary = 'stall-boundary';
     const { body, counted } = streamedForm(fields(boundary, gate.id, 100_000), boundary);
     const res = await sendForm(user, '/v3/stt', body, boundary);
+    expect(res.headers.get('connection')).toBe('close');
     await expectRefused(res, 400, '', partsBound);
     // Refused as it streamed: far fewer parts were ever pulled than were on offer.
     expect(counted.parts).toBeLessThan(10 * maxParts);

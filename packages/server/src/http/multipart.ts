@@ -84,7 +84,11 @@ export async function readMultipart(c: Context, maxBytes: number): Promise<Multi
   });
   for await (const chunk of bodyChunks(c, maxBytes)) {
     parser.write(chunk);
-    if (problem) throw problem;
+    if (problem) {
+      // The rest is never read: the connection closes once the refusal is sent.
+      c.header('connection', 'close');
+      throw problem;
+    }
     if (broken) break;
   }
   parser.end();
