@@ -1,17 +1,98 @@
 /**
  * Bounds on a JSON value a client hands over as a structure of its own: a response schema, the
- * gate's stored one or a request's, a tool's schema, a tool call's input. Checked before anything
- * walks the value recursively: one nested thousands deep overflows the stack of every recursive
- * walk (zod's, Ajv's, JSON.stringify's, ours), and a large one costs Ajv's compiler time on each
- * request that sends it.
+ * gate's stored one or a request's, a tool's schema, a tool call's input, a request's metadata.
+ * Checked before anything walks the value recursively or builds from it: one nested thousands
+ * deep overflows the stack of every recursive walk (zod's, Ajv's, JSON.stringify's, ours); one
+ * with a hundred thousand keys costs zod's parse, the log's copy and the provider's encoding a
+ * second of the only thread that answers requests; a large schema costs Ajv's compiler time on
+ * each request that sends it.
  */
 import { z } from 'zod';
 
-export const RESPONSE_SCHEMA_LIMITS = {
+/**
+ * Members of a JSON value: the keys of its objects and the items of its arrays, at every level
+ * (`{"a":[1,2]}` has 3). What walking, copying or compiling the value costs grows with them.
+ */
+export const JSON_OBJECT_LIMITS = {
   /** Objects and arrays inside one another, the outermost counted as 1. */
   maxDepth: 64,
+  /** Members of one free-form object: a tool's schema, a tool call's input. */
+  maxMembers: 10_000,
+  /** Keys of a request's `metadata` (flat: string keys, scalar values). */
+  maxMetadataKeys: 64,
+} as const;
+
+/**
+ * A JSON request body as text: its members (keys and array items, at every level, together) at
+ * most this many, counted on the text before JSON.parse builds it. Parsing costs about a
+ * microsecond a member on the thread that answers requests (100,000 metadata keys: 80-200 ms), so
+ * the body's byte limit alone (10 MB for chat) would let one body hold it for a quarter second.
+ */
+export const JSON_BODY_LIMITS = { maxMembers: 50_000 } as const;
+
+/**
+ * The members of JSON `text` (keys, and items of arrays as the commas between them and the first),
+ * counting no further than `max + 1`: one pass over what lies outside strings, hopping over the
+ * strings themselves. Not a validator: on text that is not JSON the count means little, and
+ * JSON.parse refuses it next.
+ */
+export function jsonTextMembers(text: string, max: number): number {
+  let members = 0;
+  // Whether each open container is an array.
+  const arrays: boolean[] = [];
+  // Numbers, literals and whitespace are skipped by the regular expression engine, not char by char.
+  const structure = /["[\]{},:]/g;
+  const nonSpace = /\S/y;
+  for (let found = structure.exec(text); found && members <= max; found = structure.exec(text)) {
+    const at = found.index;
+    switch (found[0]) {
+      case '"': {
+        let end = text.indexOf('"', at + 1);
+        while (end > 0 && isEscaped(text, end)) end = text.indexOf('"', end + 1);
+        if (end < 0) return members;
+        structure.lastIndex = end + 1;
+        break;
+      }
+      case ':':
+        members++; // after a key
+        break;
+      case ',':
+        if (arrays.at(-1)) members++; // before an array's next item
+        break;
+      case '[':
+        arrays.push(true);
+        nonSpace.lastIndex = at + 1;
+        if (nonSpace.exec(text)?.[0] !== ']') members++; // its first item
+        break;
+      case '{':
+        arrays.push(false);
+        break;
+      default:
+        arrays.pop();
+    }
+  }
+  return members;
+}
+
+/** Whether the quote at `at` is escaped: an odd number of backslashes before it. */
+function isEscaped(text: string, at: number): boolean {
+  let slashes = 0;
+  for (let j = at - 1; text.charCodeAt(j) === 0x5c; j--) slashes++;
+  return slashes % 2 === 1;
+}
+
+export const RESPONSE_SCHEMA_LIMITS = {
+  /** Objects and arrays inside one another, the outermost counted as 1. */
+  maxDepth: JSON_OBJECT_LIMITS.maxDepth,
   /** The schema as JSON text, in UTF-8 bytes. */
   maxBytes: 65_536,
+  /**
+   * Members of the schema (keys of its objects, items of its arrays, at every level: a property
+   * `"name": {"type": "string"}` is 2). Ajv's compile time grows with them, not with the bytes:
+   * 64 KB of short property names took seconds. Within this bound it stays near 50 ms even on a
+   * loaded 2-core machine (bench/stall.ts measures it), and it is checked before compiling.
+   */
+  maxMembers: 768,
   /** Regular expressions in one schema: `pattern` values and `patternProperties` keys. */
   maxPatterns: 32,
   /** Characters in one pattern. */
@@ -28,40 +109,88 @@ export const RESPONSE_SCHEMA_LIMITS = {
   maxPatternsExpanded: 5_000,
 } as const;
 
-/** True when `value` nests objects and arrays more than `limit` deep; walks without recursion. */
-export function nestsDeeperThan(value: unknown, limit: number): boolean {
+/**
+ * Why `value` is deeper or has more members than allowed, as a message that follows the field's
+ * name, or null. Walks without recursion and stops at the first member past the bound, so its own
+ * cost is bounded too (a flat object's keys are counted one by one, never listed whole).
+ * `members` names what is counted in the message ("keys" where only keys can be).
+ */
+export function jsonShapeProblem(
+  value: unknown,
+  limits: { maxDepth: number; maxMembers: number; members?: string },
+): string | null {
+  const { maxDepth, maxMembers } = limits;
+  const tooMany = () =>
+    `must have at most ${maxMembers} ${limits.members ?? 'members (object keys and array items, at every level, together)'}`;
+  let members = 0;
   const pending: [unknown, number][] = [[value, 1]];
+  const visit = (inner: unknown, depth: number) => {
+    if (inner !== null && typeof inner === 'object') pending.push([inner, depth + 1]);
+  };
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     const [item, depth] = next;
     if (item === null || typeof item !== 'object') continue;
-    if (depth > limit) return true;
-    for (const inner of Array.isArray(item) ? item : Object.values(item)) {
-      if (inner !== null && typeof inner === 'object') pending.push([inner, depth + 1]);
+    if (depth > maxDepth) return `must not nest objects and arrays more than ${maxDepth} deep`;
+    if (Array.isArray(item)) {
+      members += item.length;
+      if (members > maxMembers) return tooMany();
+      for (const inner of item) visit(inner, depth);
+      continue;
+    }
+    for (const key in item) {
+      if (!Object.hasOwn(item, key)) continue;
+      if (++members > maxMembers) return tooMany();
+      visit((item as Record<string, unknown>)[key], depth);
     }
   }
-  return false;
+  return null;
 }
 
-const tooDeep = `must not nest objects and arrays more than ${RESPONSE_SCHEMA_LIMITS.maxDepth} deep`;
+/**
+ * A zod schema that refuses a value whose shape is past `limits` before `then` parses it: a
+ * record's parse visits every key first, so a check after it (refine) would come too late.
+ */
+export function shapeBounded<T extends z.ZodType>(
+  limits: { maxDepth: number; maxMembers: number; members?: string },
+  then: T,
+) {
+  return z
+    .unknown()
+    .superRefine((value, ctx) => {
+      const problem = jsonShapeProblem(value, limits);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem, input: value, continue: false });
+    })
+    .pipe(then);
+}
 
 /**
  * A JSON object of the client's that the gateway translates, forwards and logs (a tool's schema,
- * a tool call's input): at most as deep as a response schema.
+ * a tool call's input): at most as deep as a response schema, and at most
+ * JSON_OBJECT_LIMITS.maxMembers members.
  */
-export const boundedJsonObject = z
-  .record(z.string(), z.unknown())
-  .refine((value) => !nestsDeeperThan(value, RESPONSE_SCHEMA_LIMITS.maxDepth), tooDeep);
+export const boundedJsonObject = shapeBounded(JSON_OBJECT_LIMITS, z.record(z.string(), z.unknown()));
+
+/**
+ * A request's `metadata`: up to JSON_OBJECT_LIMITS.maxMetadataKeys pairs, each key up to 64
+ * characters and each value a scalar (a string up to 512), as OpenAI's own metadata (whose limit
+ * is 16 pairs). Counted before the pairs are parsed one by one.
+ */
+export const boundedMetadata = shapeBounded(
+  { maxDepth: JSON_OBJECT_LIMITS.maxDepth, maxMembers: JSON_OBJECT_LIMITS.maxMetadataKeys, members: 'keys' },
+  z.record(z.string().max(64), z.union([z.string().max(512), z.number(), z.boolean(), z.null()])),
+);
 
 const utf8 = new TextEncoder();
 
 /**
- * Why `schema` is too deep or too large to be a response schema, or has patterns that would
- * cost too much to compile, or null.
+ * Why `schema` is too deep, too large or has too many members to be a response schema, or has
+ * patterns that would cost too much to compile, or null.
  */
 export function responseSchemaSizeProblem(schema: unknown): string | null {
-  const { maxDepth, maxBytes } = RESPONSE_SCHEMA_LIMITS;
-  if (nestsDeeperThan(schema, maxDepth)) return tooDeep;
-  // Bounded depth first, so that this cannot overflow the stack either.
+  const { maxBytes } = RESPONSE_SCHEMA_LIMITS;
+  const shape = jsonShapeProblem(schema, RESPONSE_SCHEMA_LIMITS);
+  if (shape) return shape;
+  // Bounded depth and members first, so that this cannot overflow the stack or take long either.
   const bytes = utf8.encode(JSON.stringify(schema) ?? '').length;
   if (bytes > maxBytes) return `must be at most ${maxBytes} bytes as JSON (this one is ${bytes})`;
   return patternsProblem(patternsOf(schema));

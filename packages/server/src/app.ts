@@ -80,7 +80,11 @@ export function createApp(config: Config, runtime: Runtime) {
 
   const limit = bodyLimit({
     maxSize: MAX_BODY_BYTES,
-    onError: (c) => errorResponse(c, tooLarge(MAX_BODY_BYTES)),
+    onError: (c) => {
+      // The rest of the body is never read: the connection closes once the 413 is sent.
+      c.header('connection', 'close');
+      return errorResponse(c, tooLarge(MAX_BODY_BYTES));
+    },
   });
   // Chat bodies may carry images, so they get their own, larger limit, which the chat routes
   // enforce as they read; the OpenAI- and Anthropic-compatible routes answer in their own error

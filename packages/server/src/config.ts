@@ -55,6 +55,8 @@ const envSchema = z.object({
   GATEHOUSE_SESSION_DAYS: z.coerce.number().int().min(1).max(365).default(14),
   GATEHOUSE_WEB_DIST: z.string().optional(),
   GATEHOUSE_ATTEMPT_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(30_000),
+  // How long one database transaction (a gate's change, a sign-up) may take, lock waits included.
+  GATEHOUSE_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(10).max(600_000).default(5_000),
   // Video: how long POST /v3/video waits before answering 202 with a job, and how long one
   // attempt (create, poll, download) may take in all.
   GATEHOUSE_ARCHITECT_MODEL: z.string().trim().min(1).max(200).optional(),
@@ -151,6 +153,11 @@ export type Config = {
   webDist: string;
   attemptTimeoutMs: number;
   /**
+   * A database transaction's time limit, waiting for a locked row included; one that passes it is
+   * tried once more, then answered 503 service_unavailable (db/transaction.ts).
+   */
+  transactionTimeoutMs: number;
+  /**
    * The Architect: the chat model that reads gate descriptions (unset: documented rules do), and
    * how often a process looks for gates whose re-analysis is due.
    */
@@ -216,6 +223,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ? path.resolve(base, e.GATEHOUSE_WEB_DIST)
       : path.join(repoRoot, 'packages/web/dist'),
     attemptTimeoutMs: e.GATEHOUSE_ATTEMPT_TIMEOUT_MS,
+    transactionTimeoutMs: e.GATEHOUSE_TRANSACTION_TIMEOUT_MS,
     architect: { model: e.GATEHOUSE_ARCHITECT_MODEL, intervalMs: e.GATEHOUSE_ARCHITECT_INTERVAL_MS },
     video: { waitMs: e.GATEHOUSE_VIDEO_WAIT_MS, timeoutMs: e.GATEHOUSE_VIDEO_TIMEOUT_MS },
     maxChatBodyBytes: e.GATEHOUSE_MAX_CHAT_BODY_BYTES,

@@ -3,7 +3,7 @@
  * /v1/chat/completions (OpenAI's wire format). Both parse into one ChatRequest.
  */
 
-import { boundedJsonObject } from '@gatehouse/rules/jsonLimits';
+import { boundedJsonObject, boundedMetadata } from '@gatehouse/rules/jsonLimits';
 import { z } from 'zod';
 import { parseWith, ValidationError } from '../domain/errors.ts';
 import type {
@@ -92,7 +92,12 @@ const toolChoice = z.union([
 export const jsonSchemaFormat = z.object({
   name: z.string().min(1).max(64),
   description: z.string().optional(),
-  schema: z.record(z.string(), z.unknown()),
+  // An object, taken as it is: its size, depth and members are bounded where it is compiled
+  // (responseSchema.ts), before anything walks it; a record's parse here would visit every key.
+  schema: z.custom<Record<string, unknown>>(
+    (value) => value !== null && typeof value === 'object' && !Array.isArray(value),
+    'must be a JSON schema object',
+  ),
   strict: z.boolean().nullable().optional(),
 });
 
@@ -115,10 +120,7 @@ export const params = {
   seed: z.number().int(),
 };
 
-export const metadata = z.record(
-  z.string().max(64),
-  z.union([z.string().max(512), z.number(), z.boolean(), z.null()]),
-);
+export const metadata = boundedMetadata;
 
 export const nativeChatSchema = z.object({
   gateId: z.uuid('must be a gate UUID'),

@@ -17,6 +17,10 @@ export let prisma: PrismaClient = new Proxy({} as PrismaClient, {
 });
 export let driver: SqlDriver | undefined;
 
+let txTimeoutMs = 5_000;
+/** The time limit of one transaction (Config.transactionTimeoutMs); see transaction.ts. */
+export const transactionTimeoutMs = () => txTimeoutMs;
+
 /**
  * The raw driver, for the few statements on the gateway's hot path (spending, log batches):
  * Prisma's per-query overhead there is several times the statement's own cost.
@@ -49,6 +53,8 @@ export async function connectDatabase(opts: {
   schema?: string;
   /** PostgreSQL only: queries asked to be prepared are (Config.preparedStatements); on unless false. */
   preparedStatements?: boolean;
+  /** Config.transactionTimeoutMs; 5 s (Prisma's own default) unless given. */
+  transactionTimeoutMs?: number;
 }): Promise<Database> {
   const migrating = opts.migrate !== false;
   if (!opts.databaseUrl && migrating && isNewDataDir(opts.dataDir)) await installPglite(opts.dataDir);
@@ -59,6 +65,7 @@ export async function connectDatabase(opts: {
   const client = new PrismaClient({ adapter: sql.adapter });
   prisma = client;
   driver = sql;
+  txTimeoutMs = opts.transactionTimeoutMs ?? 5_000;
   return {
     prisma: client,
     driver: sql,

@@ -1,5 +1,6 @@
 import { credentialsSchema, type PlanId, signInSchema } from '@gatehouse/rules/account';
 import { prisma } from '../db/client.ts';
+import { transaction } from '../db/transaction.ts';
 import type { User } from '../generated/prisma/client.ts';
 import { createApiKey, type IssuedApiKey } from './apiKeys.ts';
 import {
@@ -38,7 +39,7 @@ export type SignUpOptions = {
 export async function signUp(raw: unknown, opts: SignUpOptions): Promise<User> {
   const { email, password } = parseWith(credentialsSchema, raw);
   const passwordHash = await hashPassword(password);
-  const user = await prisma.$transaction(async (tx) => {
+  const user = await transaction(async (tx) => {
     // Serialises sign-ups, so two first-account requests cannot both pass the check below.
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(727002)`;
     const first = (await tx.user.count()) === 0;

@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'payload_too_large'
   | 'rate_limited'
   | 'upstream_error'
+  | 'service_unavailable'
   | 'upstream_timeout';
 
 /** The HTTP status each code answers with, wherever a status is needed (REST, logs). */
@@ -28,6 +29,7 @@ export const HTTP_STATUS = {
   payload_too_large: 413,
   rate_limited: 429,
   upstream_error: 502,
+  service_unavailable: 503,
   upstream_timeout: 504,
 } as const satisfies Record<ErrorCode, number>;
 
@@ -85,6 +87,19 @@ export class ForbiddenError extends DomainError {
 export class UnauthorizedError extends DomainError {
   constructor(message: string) {
     super('unauthorized', message);
+  }
+}
+
+/**
+ * The database was too busy to finish a change in time (its transaction timed out twice, or waited
+ * too long for a row another change holds): nothing was written, and the same request may simply
+ * be sent again (503).
+ */
+export class ServiceUnavailableError extends DomainError {
+  constructor(
+    message = 'The server is busy and could not save this change in time; nothing was changed, try again',
+  ) {
+    super('service_unavailable', message);
   }
 }
 

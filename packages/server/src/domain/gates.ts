@@ -14,6 +14,7 @@ import type { FieldIssue } from '@gatehouse/rules/issues';
 import { isStorableText, STORABLE_TEXT_MESSAGE } from '@gatehouse/rules/storable';
 import { z } from 'zod';
 import { prisma } from '../db/client.ts';
+import { transaction } from '../db/transaction.ts';
 import { responseSchemaProblem } from '../domain/responseSchema.ts';
 import { type Gate, Prisma } from '../generated/prisma/client.ts';
 import { type ModelReader, withEnhancedDescription } from './architectRead.ts';
@@ -81,7 +82,18 @@ export function settingsOf(gate: Gate): GateSettings {
   };
 }
 
-/** Every rule a gate must satisfy as a whole, including the catalog's. */
+/**
+ * Why a response schema the input sends cannot be used, as a field issue. Compiled now, so a
+ * schema that never can be (a $ref to a URL, a pattern RE2 cannot run) is refused here instead of
+ * failing every request through the gate; and compiled before any transaction opens, so that its
+ * time never holds a transaction or a locked row.
+ */
+function schemaIssues(schema: GatePatch['responseFormatSchema']): FieldIssue[] {
+  const problem = schema == null ? null : responseSchemaProblem(schema);
+  return problem ? [{ path: 'responseFormatSchema', message: problem }] : [];
+}
+
+/** Every rule a gate must satisfy as a whole, including the catalog's; its schema: schemaIssues. */
 function gateIssues(gate: GateSettings, sent: readonly string[]): FieldIssue[] {
   const issues = crossFieldIssues(gate, sent);
   const primary = modelProblem(gate.model, gate.taskType);
@@ -90,10 +102,6 @@ function gateIssues(gate: GateSettings, sent: readonly string[]): FieldIssue[] {
     const problem = modelProblem(model, gate.taskType);
     if (problem) issues.push({ path: `fallbackModels.${i}`, message: problem });
   });
-  // Compiled now, so a schema that never can be (a $ref to a URL, a pattern RE2 cannot run) is
-  // refused here instead of failing every request through the gate.
-  const schema = gate.responseFormatSchema === null ? null : responseSchemaProblem(gate.responseFormatSchema);
-  if (schema) issues.push({ path: 'responseFormatSchema', message: schema });
   return issues;
 }
 
@@ -174,10 +182,10 @@ export async function createGate(
     LIMITS.descriptionLength,
   );
   const settings = settleGateSettings<GateSettings>({ ...GATE_DEFAULTS, ...input }, input);
-  const issues = gateIssues(settings, Object.keys(input));
+  const issues = [...gateIssues(settings, Object.keys(input)), ...schemaIssues(input.responseFormatSchema)];
   if (issues.length > 0) throw new ValidationError(issues);
   try {
-    return await prisma.$transaction(async (tx) => {
+    return await transaction(async (tx) => {
       // Locks the owner's row so concurrent creations cannot pass the plan limit together.
       const [owner] = await tx.$queryRaw<{ plan: string }[]>`
         SELECT plan FROM users WHERE id = ${userId}::uuid FOR UPDATE`;
@@ -329,12 +337,15 @@ export async function updateGate(
           deps.architect?.reader ?? null,
           LIMITS.descriptionLength,
         );
+  // The stored schema was checked when it was saved; only a new one is compiled.
+  const refused = schemaIssues(input.responseFormatSchema);
+  if (refused.length > 0) throw new ValidationError(refused);
   const spendingTouched =
     input.spendingLimit !== undefined ||
     input.spendingEnforcement !== undefined ||
     input.spendingLimitPeriod !== undefined;
   try {
-    const updated = await prisma.$transaction(async (tx) => {
+    const updated = await transaction(async (tx) => {
       await tx.$queryRaw`SELECT id FROM gates WHERE id = ${id}::uuid FOR UPDATE`;
       const existing = await tx.gate.findFirst({ where: { id, userId } });
       if (!existing) throw new NotFoundError('Gate'); // deleted meanwhile

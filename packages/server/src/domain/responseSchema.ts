@@ -50,13 +50,18 @@ const CACHE_SIZE = 100;
 
 function newAjv() {
   // addUsedSchema: false, so a schema's $id is never registered for the next one to $ref; no
-  // logger, so a client's unknown format or keyword cannot fill the server's log.
+  // logger, so a client's unknown format or keyword cannot fill the server's log. Compile time is
+  // the main thread's (RESPONSE_SCHEMA_LIMITS.maxMembers bounds it): Ajv's optimising pass over
+  // the generated code took about two thirds of it, for validators no faster in use; and a
+  // referenced schema is compiled once rather than written out at each $ref to it, so a 64 KB
+  // schema cannot refer to one large definition hundreds of times.
   return new Ajv({
     allErrors: false,
     strict: false,
     addUsedSchema: false,
     logger: false,
-    code: { regExp: re2 },
+    inlineRefs: false,
+    code: { regExp: re2, optimize: false },
   });
 }
 

@@ -6,6 +6,7 @@
 import { parseSubGateInput } from '@gatehouse/rules/agent';
 import { isUuid } from '@gatehouse/rules/ids';
 import { prisma } from '../db/client.ts';
+import { transaction } from '../db/transaction.ts';
 import { type Gate, Prisma, type SubGate } from '../generated/prisma/client.ts';
 import { NotFoundError, ValidationError } from './errors.ts';
 import { getGate } from './gateCache.ts';
@@ -66,7 +67,7 @@ export async function attachSubGate(
   if (!parsed.ok) throw new ValidationError(parsed.issues);
   const input = parsed.value;
   try {
-    return await prisma.$transaction(async (tx) => {
+    return await transaction(async (tx) => {
       // Serializes the owner's attachments, so two concurrent ones cannot close a cycle together.
       await tx.$queryRaw`SELECT 1 FROM users WHERE id = ${userId}::uuid FOR UPDATE`;
       const agent = await tx.gate.findFirst({ where: { id: agentGateId, userId } });

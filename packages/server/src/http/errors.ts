@@ -1,5 +1,6 @@
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { JSON_BODY_LIMITS, jsonTextMembers } from '@gatehouse/rules/jsonLimits';
 import type { Context } from 'hono';
 import { DomainError, HTTP_STATUS, ValidationError } from '../domain/errors.ts';
 
@@ -37,25 +38,38 @@ export const tooLarge = (maxBytes: number) =>
   new DomainError('payload_too_large', `Request body exceeds ${maxBytes} bytes`);
 
 /**
- * The body as text, refused with a 413 once it passes `maxBytes` (at once when Content-Length
- * says so). Under the node server it is read straight from the socket's stream: building the web
- * Request's body stream costs the hot path more than the rest of the read.
+ * The body's chunks as they arrive, refused with a 413 once they pass `maxBytes` (at once when
+ * Content-Length says so). Under the node server they are read straight from the socket's stream:
+ * building the web Request's body stream costs the hot path more than the rest of the read.
  */
-async function readText(c: Context, maxBytes: number): Promise<string> {
-  if (Number(c.req.header('content-length')) > maxBytes) throw tooLarge(maxBytes);
+export async function* bodyChunks(c: Context, maxBytes: number): AsyncGenerator<Buffer> {
+  if (Number(c.req.header('content-length')) > maxBytes) {
+    c.header('connection', 'close');
+    throw tooLarge(maxBytes);
+  }
   const incoming = (c.env as NodeBindings | undefined)?.incoming;
-  if (!incoming) {
-    const text = await c.req.text();
-    if (Buffer.byteLength(text) > maxBytes) throw tooLarge(maxBytes);
-    return text;
-  }
-  const chunks: Buffer[] = [];
+  // A body refused part way is left unread rather than destroyed, which would close the
+  // connection before the refusal is answered. Node's web streams are async iterable, though the
+  // DOM types do not say so.
+  const source = (incoming?.iterator({ destroyOnReturn: false }) ??
+    c.req.raw.body) as AsyncIterable<Uint8Array> | null;
+  if (!source) return;
   let size = 0;
-  for await (const chunk of incoming) {
-    size += (chunk as Buffer).length;
-    if (size > maxBytes) throw tooLarge(maxBytes);
-    chunks.push(chunk as Buffer);
+  for await (const chunk of source) {
+    size += chunk.length;
+    if (size > maxBytes) {
+      // The rest is never read: the connection closes once the 413 is sent.
+      c.header('connection', 'close');
+      throw tooLarge(maxBytes);
+    }
+    yield Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
   }
+}
+
+/** The body as text, at most `maxBytes` long (bodyChunks). */
+async function readText(c: Context, maxBytes: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of bodyChunks(c, maxBytes)) chunks.push(chunk);
   return chunks.length === 1
     ? (chunks[0] as Buffer).toString('utf8')
     : Buffer.concat(chunks).toString('utf8');
@@ -96,6 +110,16 @@ export async function readJson(
   if (text.trim() === '') {
     if (opts.optional) return {};
     throw new ValidationError([{ path: '', message: 'request body is required' }]);
+  }
+  // Counted on the text first: JSON.parse's time grows with the members it builds.
+  const { maxMembers } = JSON_BODY_LIMITS;
+  if (jsonTextMembers(text, maxMembers) > maxMembers) {
+    throw new ValidationError([
+      {
+        path: '',
+        message: `request body must have at most ${maxMembers} JSON members (object keys and array items, at every level, together)`,
+      },
+    ]);
   }
   try {
     return JSON.parse(text);

@@ -24,10 +24,11 @@ export type TestApp = {
 
 /** `dataDir`: PGlite's directory (in memory unless given); PostgreSQL ignores it. */
 export async function openTestDatabase(
-  opts: { dataDir?: string } = {},
+  opts: { dataDir?: string; transactionTimeoutMs?: number } = {},
 ): Promise<{ db: Database; drop(): Promise<void> }> {
   if (!testDatabaseUrl) {
-    const db = await connectDatabase({ dataDir: opts.dataDir ?? 'memory://', migrate: true });
+    const { dataDir = 'memory://', ...rest } = opts;
+    const db = await connectDatabase({ dataDir, migrate: true, ...rest });
     return { db, drop: () => db.close() };
   }
   const schema = `test_${randomUUID().replaceAll('-', '')}`;
@@ -35,7 +36,12 @@ export async function openTestDatabase(
   await admin.connect();
   await admin.query(`CREATE SCHEMA "${schema}"`);
   await admin.end();
-  const db = await connectDatabase({ databaseUrl: testDatabaseUrl, dataDir: '', schema });
+  const db = await connectDatabase({
+    databaseUrl: testDatabaseUrl,
+    dataDir: '',
+    schema,
+    ...(opts.transactionTimeoutMs !== undefined && { transactionTimeoutMs: opts.transactionTimeoutMs }),
+  });
   return {
     db,
     drop: async () => {
@@ -56,8 +62,6 @@ export function useTestApp(env: Record<string, string> = {}, database: { dataDir
   const harness = {} as TestApp;
   let drop: () => Promise<void> = async () => {};
   beforeAll(async () => {
-    const opened = await openTestDatabase(database);
-    drop = opened.drop;
     // Every suite signs its users up from one address (app.request has no socket): no sign-up limit.
     const config = loadConfig({
       NODE_ENV: 'test',
@@ -65,6 +69,8 @@ export function useTestApp(env: Record<string, string> = {}, database: { dataDir
       GATEHOUSE_SIGNUP_ADDRESS_LIMIT: '1000000',
       ...env,
     });
+    const opened = await openTestDatabase({ ...database, transactionTimeoutMs: config.transactionTimeoutMs });
+    drop = opened.drop;
     const runtime = createRuntime(config);
     const app = createApp(config, runtime);
     harness.runtime = runtime;

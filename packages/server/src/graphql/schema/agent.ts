@@ -15,7 +15,7 @@ import {
   sessionOf,
   sessionRequests,
 } from '../../domain/agentSessions.ts';
-import { NotFoundError, ValidationError } from '../../domain/errors.ts';
+import { NotFoundError, ServiceUnavailableError, ValidationError } from '../../domain/errors.ts';
 import { encodeCursor } from '../../domain/logs.ts';
 import {
   attachSubGate,
@@ -186,7 +186,7 @@ builder.mutationFields((t) => ({
   attachSubGate: t.field({
     type: SubGateRef,
     description: 'Attaches one of your gates to your agent gate under a role',
-    errors: { types: [ValidationError, NotFoundError] },
+    errors: { types: [ValidationError, NotFoundError, ServiceUnavailableError] },
     args: { gateId: t.arg.id({ required: true }), input: t.arg({ type: SubGateInput, required: true }) },
     resolve: (_root, { gateId, input }, ctx) =>
       attachSubGate(requireActor(ctx).user.id, String(gateId), {

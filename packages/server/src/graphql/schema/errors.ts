@@ -5,6 +5,7 @@ import {
   ForbiddenError,
   NotFoundError,
   PlanLimitError,
+  ServiceUnavailableError,
   UnauthorizedError,
   ValidationError,
 } from '../../domain/errors.ts';
@@ -71,4 +72,12 @@ builder.objectType(RateLimitedError, {
   fields: (t) => ({
     retryAfterSeconds: t.exposeInt('retryAfterSeconds', { description: 'When to try again' }),
   }),
+});
+
+builder.objectType(ServiceUnavailableError, {
+  name: 'ServiceUnavailableError',
+  description:
+    'The server was too busy to save the change in time; nothing was changed, and it may be sent again',
+  interfaces: [ErrorInterface],
+  isTypeOf: (value) => value instanceof ServiceUnavailableError,
 });

@@ -4,6 +4,7 @@ import {
   NotFoundError,
   PlanLimitError,
   parseWith,
+  ServiceUnavailableError,
   ValidationError,
 } from '../../domain/errors.ts';
 import { getGate } from '../../domain/gateCache.ts';
@@ -255,13 +256,13 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   createGate: t.field({
     type: GateRef,
-    errors: { types: [ValidationError, ConflictError, PlanLimitError] },
+    errors: { types: [ValidationError, ConflictError, PlanLimitError, ServiceUnavailableError] },
     args: { input: t.arg({ type: GateInput, required: true }) },
     resolve: (_root, { input }, ctx) => createGate(requireActor(ctx).user.id, input, ctx),
   }),
   updateGate: t.field({
     type: GateRef,
-    errors: { types: [ValidationError, ConflictError, NotFoundError] },
+    errors: { types: [ValidationError, ConflictError, NotFoundError, ServiceUnavailableError] },
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: GateInput, required: true }) },
     resolve: (_root, { id, input }, ctx) => updateGate(requireActor(ctx).user.id, String(id), input, ctx),
   }),

@@ -2,7 +2,12 @@
  * Gate history in GraphQL (issue 14): Gate.history, a gate's versions newest first with what each
  * changed, and the rollbackGate mutation. The same domain functions as REST.
  */
-import { ConflictError, NotFoundError, ValidationError } from '../../domain/errors.ts';
+import {
+  ConflictError,
+  NotFoundError,
+  ServiceUnavailableError,
+  ValidationError,
+} from '../../domain/errors.ts';
 import { type GateVersionEntry, gateHistory, rollbackGate } from '../../domain/gateHistory.ts';
 import { forwardConnection, userInput } from '../arguments.ts';
 import { builder } from '../builder.ts';
@@ -80,7 +85,7 @@ builder.mutationFields((t) => ({
     type: GateRef,
     description:
       'Restores the settings of one of the gate’s versions, as a new version; refused, changing nothing, when the rules refuse them today',
-    errors: { types: [ValidationError, ConflictError, NotFoundError] },
+    errors: { types: [ValidationError, ConflictError, NotFoundError, ServiceUnavailableError] },
     args: { id: t.arg.id({ required: true }), versionId: t.arg.id({ required: true }) },
     resolve: (_root, { id, versionId }, ctx) =>
       rollbackGate(requireActor(ctx).user.id, String(id), String(versionId), ctx),

@@ -1,7 +1,13 @@
 import { prisma } from '../../db/client.ts';
 import type { SessionGrant } from '../../domain/accounts.ts';
 import { noAccountYet, registerAccount, signIn, signOut, signupOpen } from '../../domain/accounts.ts';
-import { ConflictError, ForbiddenError, UnauthorizedError, ValidationError } from '../../domain/errors.ts';
+import {
+  ConflictError,
+  ForbiddenError,
+  ServiceUnavailableError,
+  UnauthorizedError,
+  ValidationError,
+} from '../../domain/errors.ts';
 import { PLANS, type Plan, planOf } from '../../domain/plans.ts';
 import { RateLimitedError } from '../../domain/signInLimits.ts';
 import { clearedSessionCookies, sessionCookies } from '../../http/session.ts';
@@ -89,7 +95,9 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   signUp: t.field({
     type: SignUpPayload,
-    errors: { types: [ValidationError, ConflictError, ForbiddenError, RateLimitedError] },
+    errors: {
+      types: [ValidationError, ConflictError, ForbiddenError, RateLimitedError, ServiceUnavailableError],
+    },
     args: { input: t.arg({ type: CredentialsInput, required: true }) },
     resolve: async (_root, { input }, ctx) => {
       const result = await registerAccount(input, ctx.config, { address: ctx.clientAddress });

@@ -19,7 +19,8 @@ import {
   translationKind,
 } from '../../dataplane/tasks/transcription.ts';
 import { parseWith, ValidationError } from '../../domain/errors.ts';
-import { readJson, tooLarge } from '../../http/errors.ts';
+import { readJson } from '../../http/errors.ts';
+import { readMultipart as readForm } from '../../http/multipart.ts';
 import type { Segment, TranscriptionAnswer } from '../../providers/tasks/transcription.ts';
 import type { BodyReader, NativeTask, OpenAITask } from './routes.ts';
 
@@ -29,37 +30,10 @@ type MultipartBody = { multipart: true; fields: Record<string, string>; file: Fi
 const isMultipart = (body: unknown): body is MultipartBody =>
   (body as MultipartBody | null)?.multipart === true;
 
-/** Reads the body at most `maxBytes` long, then as multipart form data. */
+/** Reads the body as multipart form data, at most `maxBytes` long and within MULTIPART_LIMITS. */
 async function readMultipart(c: Context, maxBytes: number): Promise<MultipartBody> {
-  if (Number(c.req.header('content-length')) > maxBytes) throw tooLarge(maxBytes);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = c.req.raw.body?.getReader();
-  while (reader) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.length;
-    if (size > maxBytes) {
-      await reader.cancel();
-      throw tooLarge(maxBytes);
-    }
-    chunks.push(value);
-  }
-  let form: FormData;
-  try {
-    form = await new Response(Buffer.concat(chunks), {
-      headers: { 'content-type': c.req.header('content-type') ?? '' },
-    }).formData();
-  } catch {
-    throw new ValidationError([{ path: '', message: 'request body is not valid multipart form data' }]);
-  }
-  const fields: Record<string, string> = {};
-  let file: File | null = null;
-  for (const [name, value] of form.entries()) {
-    if (typeof value === 'string') fields[name] = value;
-    else if (name === 'file') file = value;
-  }
-  return { multipart: true, fields, file };
+  const { fields, files } = await readForm(c, maxBytes);
+  return { multipart: true, fields, file: files.file ?? null };
 }
 
 /** JSON, or multipart where the client sends it. */
