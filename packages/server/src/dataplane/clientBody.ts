@@ -21,7 +21,11 @@ const FILE_DEPTH = 3;
 function withoutBytes(value: unknown, depth = 0): unknown {
   if (value instanceof Blob) {
     const name = (value as Partial<File>).name;
-    return mediaNote(value.type || 'application/octet-stream', value.size, `${name ? `${name}, ` : ''}not logged`);
+    return mediaNote(
+      value.type || 'application/octet-stream',
+      value.size,
+      `${name ? `${name}, ` : ''}not logged`,
+    );
   }
   if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) {
     return mediaNote('application/octet-stream', value.byteLength, 'not logged');
