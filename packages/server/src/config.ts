@@ -73,6 +73,13 @@ const envSchema = z.object({
     .int()
     .min(1024)
     .default(10 * 1024 * 1024),
+  // The bytes of a refused request's body its log entry keeps (its JSON text; more is cut, noted).
+  GATEHOUSE_LOG_CLIENT_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(16 * 1024 * 1024)
+    .default(256 * 1024),
   GATEHOUSE_MOCK_LATENCY_MS: z.coerce.number().int().min(0).max(60_000).default(0),
   GATEHOUSE_CORS_ORIGINS: z.string().default('').transform(parseOrigins),
   GATEHOUSE_GRAPHQL_INTROSPECTION: flag,
@@ -165,6 +172,11 @@ export type Config = {
   /** POST /v3/video answers within this, or 202 with a job; each video attempt's own deadline. */
   video: { waitMs: number; timeoutMs: number };
   maxChatBodyBytes: number;
+  /**
+   * The bytes of a body its log entry keeps, for a request refused before any provider call
+   * (the JSON text; the rest is cut and a note says so).
+   */
+  logClientBodyBytes: number;
   providers: ProviderSettings;
   /** Origins other than the server's own that may call /graphql with credentials. */
   corsOrigins: string[];
@@ -227,6 +239,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     architect: { model: e.GATEHOUSE_ARCHITECT_MODEL, intervalMs: e.GATEHOUSE_ARCHITECT_INTERVAL_MS },
     video: { waitMs: e.GATEHOUSE_VIDEO_WAIT_MS, timeoutMs: e.GATEHOUSE_VIDEO_TIMEOUT_MS },
     maxChatBodyBytes: e.GATEHOUSE_MAX_CHAT_BODY_BYTES,
+    logClientBodyBytes: e.GATEHOUSE_LOG_CLIENT_BODY_BYTES,
     providers: providerSettings(e as Record<string, string | undefined>, e.GATEHOUSE_MOCK_LATENCY_MS),
     corsOrigins: e.GATEHOUSE_CORS_ORIGINS,
     graphqlIntrospection: e.GATEHOUSE_GRAPHQL_INTROSPECTION || e.NODE_ENV !== 'production',

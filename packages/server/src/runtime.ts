@@ -36,6 +36,7 @@ export function createRuntime(config: Config, opts: { random?: () => number } = 
     logs,
     ledger,
     attemptTimeoutMs: config.attemptTimeoutMs,
+    clientBodyBytes: config.logClientBodyBytes,
     ...(opts.random && { random: opts.random }),
   });
   return {

@@ -12,6 +12,7 @@ type Detail = LogRow & {
   metadata: unknown;
   provider_request: Record<string, unknown> | null;
   provider_response: Record<string, unknown> | null;
+  client_request: unknown;
   media: { index: number; mimeType: string; bytes: number; url: string }[];
 };
 
@@ -71,8 +72,11 @@ describe('GET /v1/logs/:id', () => {
 
     // The summary fields are the same as in the list.
     const listed = (await getLogs(app, user)).logs.find((l) => l.id === answer.id);
-    const { attempts, metadata, provider_request, provider_response, media, ...summary } = entry;
+    const { attempts, metadata, provider_request, provider_response, client_request, media, ...summary } =
+      entry;
     expect(summary).toEqual(listed);
+    // An answered request keeps no copy of the client's body (only a refused one does).
+    expect(client_request).toBeNull();
     // A chat answer carries no files.
     expect(media).toEqual([]);
   });

@@ -106,7 +106,7 @@ describe('GraphQL documents too costly to answer', () => {
 });
 
 describe('log entries in lists', () => {
-  const PAYLOADS = 'attempts metadata providerRequest providerResponse';
+  const PAYLOADS = 'attempts metadata providerRequest providerResponse clientRequest';
 
   it('bound the rows of an operation when first is a variable (the review’s 315 MB answer)', async () => {
     const user = await signUpUser(app);

@@ -303,10 +303,12 @@ function rolePicker(deps: () => DataPlaneDeps): RolePicker {
       stream: false,
       responseFormat: { type: 'json_schema', json_schema: { name: 'route', schema, strict: true } },
     };
+    // The router's request is the gateway's own: the client's body is not what it sent.
+    const { body: _body, ...router } = caller;
     const outcome = await runTask(
       deps(),
       chatKind(deps().providers, {}, { started: false }),
-      caller,
+      router,
       gate,
       () => request,
       {},

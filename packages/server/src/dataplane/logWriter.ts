@@ -49,6 +49,7 @@ const COLUMNS: [string, string, keyof LogEntryData][] = [
   ['metadata', 'jsonb', 'metadata'],
   ['provider_request', 'jsonb', 'providerRequest'],
   ['provider_response', 'jsonb', 'providerResponse'],
+  ['client_request', 'jsonb', 'clientRequest'],
   ['gate_session_id', 'uuid', 'gateSessionId'],
   ['hidden_tools', 'text[]', 'hiddenTools'],
   ['created_at', 'timestamptz', 'createdAt'],
@@ -358,6 +359,7 @@ function withoutPayload(entry: LogEntryData, error: unknown): LogEntryData {
   const {
     providerRequest: _request,
     providerResponse: _response,
+    clientRequest: _client,
     metadata: _metadata,
     toolCalls: _calls,
     toolResults: _results,

@@ -13,6 +13,7 @@ import type { Gate } from '../generated/prisma/client.ts';
 import type { ProviderConnection, ProviderRegistry } from '../providers/registry.ts';
 import { ProviderError, type Usage } from '../providers/types.ts';
 import { type AgentRoute, type RolePicker, routeAgent } from './agent.ts';
+import { CLIENT_BODY_BYTES, loggedClientBody } from './clientBody.ts';
 import { costOf } from './cost.ts';
 import type { SpendingLedger } from './ledger.ts';
 import { chargeAll, type Hold, type LimitScope, limits, reserveAll, scopesOf } from './limits.ts';
@@ -39,6 +40,11 @@ export type TaskCaller = {
   sessionKey?: string;
   /** The step an orchestrated agent gate is asked for, from the x-gatehouse-action header. */
   action?: string;
+  /**
+   * The body as the route read it, before parsing: kept on the entry of a request refused before
+   * any provider call (clientBody.ts), where no provider request shows what the client sent.
+   */
+  body?: unknown;
 };
 
 /** What every task type's request may carry besides its own fields. */
@@ -79,6 +85,8 @@ export type PipelineDeps = {
   random?: () => number;
   /** Dynamic orchestration's router (chat.ts), where agent gates may pick a role by model. */
   pickRole?: RolePicker;
+  /** The bytes of a refused request's body its entry keeps (GATEHOUSE_LOG_CLIENT_BODY_BYTES). */
+  clientBodyBytes?: number;
 };
 
 /** The time one attempt has, and the client's leaving: one signal for both. */
@@ -288,12 +296,17 @@ type LogFields<A> = {
 };
 
 function logEntryOf<R extends TaskRequestBase, P, A extends TaskAnswerBase>(
+  deps: PipelineDeps,
   kind: TaskKind<R, P, A>,
   t: Trace<R>,
   fields: LogFields<A>,
 ): LogEntryData {
   const { request, gate } = t;
   const answer = fields.outcome?.answer;
+  const providerRequest = answer?.providerRequest ?? t.lastError?.providerRequest ?? undefined;
+  // Refused before any provider call (a bad field, a limit): nothing sent to show, so what the
+  // client sent instead. Only then: an answered request's row stays as small as it was.
+  const refused = !fields.success && providerRequest === undefined && t.caller.body !== undefined;
   return {
     id: t.id,
     userId: t.caller.userId,
@@ -317,11 +330,17 @@ function logEntryOf<R extends TaskRequestBase, P, A extends TaskAnswerBase>(
     spendingWarning: fields.outcome?.spendingCrossed ?? false,
     usageNote: fields.outcome?.usageNote ?? null,
     metadata: (request?.metadata as never) ?? undefined,
-    providerRequest: (answer?.providerRequest ?? t.lastError?.providerRequest ?? undefined) as never,
+    providerRequest: providerRequest as never,
     providerResponse: (answer?.providerResponse ?? t.lastError?.providerResponse ?? undefined) as never,
     ...(t.session && { gateSessionId: t.session.id }),
     ...(t.action !== null && { inferredAction: t.action }),
     ...(t.hiddenTools.length > 0 && { hiddenTools: t.hiddenTools }),
+    ...(refused && {
+      clientRequest: loggedClientBody(t.caller.body, {
+        maxBytes: deps.clientBodyBytes ?? CLIENT_BODY_BYTES,
+        redact: deps.providers.redact,
+      }) as never,
+    }),
     ...(request && kind.logFields?.(request, answer)),
     createdAt: new Date(),
   };
@@ -607,7 +626,7 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
       ...(priced.usageNote !== undefined && { usageNote: priced.usageNote }),
     };
     await deps.logs.add(
-      logEntryOf(kind, t, {
+      logEntryOf(deps, kind, t, {
         success: true,
         statusCode: 200,
         modelUsed,
@@ -638,7 +657,7 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
         : new TaskFailure('upstream_error', 'The request failed inside the gateway', t.attempts);
     if (!(error instanceof DomainError)) console.error(`${kind.taskType}: unexpected failure`, error);
     await deps.logs.add(
-      logEntryOf(kind, t, {
+      logEntryOf(deps, kind, t, {
         success: false,
         statusCode: HTTP_STATUS[domainError.code],
         error: domainError,

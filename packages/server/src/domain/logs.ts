@@ -123,6 +123,7 @@ type DetailRow = SummaryRow & {
   metadata: unknown;
   provider_request: unknown;
   provider_response: unknown;
+  client_request: unknown;
   media: { index: number; mimeType: string; bytes: number }[] | null;
 };
 
@@ -137,6 +138,8 @@ export type LogEntryDetail = LogEntrySummary & {
   metadata: unknown;
   providerRequest: unknown;
   providerResponse: unknown;
+  /** What the client sent, on an entry refused before any provider call (else null). */
+  clientRequest: unknown;
   media: LogMediaInfo[];
 };
 
@@ -182,7 +185,7 @@ export async function listLogs(userId: string, raw: unknown) {
 export async function getLog(userId: string, id: string): Promise<LogEntryDetail> {
   const [row] = isUuid(id)
     ? await sql().query<DetailRow>(
-        `SELECT ${SUMMARY_COLUMNS}, attempts, metadata, provider_request, provider_response,
+        `SELECT ${SUMMARY_COLUMNS}, attempts, metadata, provider_request, provider_response, client_request,
            (SELECT jsonb_agg(jsonb_build_object('index', m."index", 'mimeType', m.mime_type,
                      'bytes', octet_length(m.data)) ORDER BY m."index")
             FROM log_media m WHERE m.log_entry_id = log_entries.id) AS media
@@ -197,6 +200,7 @@ export async function getLog(userId: string, id: string): Promise<LogEntryDetail
     metadata: row.metadata,
     providerRequest: row.provider_request,
     providerResponse: row.provider_response,
+    clientRequest: row.client_request ?? null,
     media: (row.media ?? []).map((m) => ({ ...m, url: mediaUrl(row.id, m.index) })),
   };
 }

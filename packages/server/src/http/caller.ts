@@ -9,12 +9,14 @@ export const SESSION_HEADER = 'x-gatehouse-session-id';
 /** Names the step of an orchestrated agent gate: the role of the sub-gate that answers. */
 export const ACTION_HEADER = 'x-gatehouse-action';
 
-export function callerOf(c: Context<ActorEnv>, endpoint: string): TaskCaller {
+/** The caller of `endpoint`, with `body` as read (its log entry keeps it if it is refused). */
+export function callerOf(c: Context<ActorEnv>, endpoint: string, body: unknown): TaskCaller {
   const sessionKey = c.req.header(SESSION_HEADER);
   const action = c.req.header(ACTION_HEADER);
   return {
     userId: c.var.actor.user.id,
     endpoint,
+    body,
     ...(sessionKey !== undefined && { sessionKey }),
     ...(action !== undefined && { action }),
   };

@@ -90,6 +90,7 @@ export function logDetailView(e: LogEntryDetail) {
     metadata: e.metadata,
     provider_request: e.providerRequest,
     provider_response: e.providerResponse,
+    client_request: e.clientRequest,
     media: e.media,
   };
 }

@@ -4,7 +4,7 @@ import { PROVIDERS, type ProviderDescriptor, providerDescriptor } from './descri
 import { createGeminiAdapter } from './gemini.ts';
 import { createMockAdapter } from './mock.ts';
 import { createOpenAIAdapter } from './openai.ts';
-import { secretsOf, withRedaction } from './redaction.ts';
+import { redactor, secretsOf, withRedaction } from './redaction.ts';
 import type { ProviderAdapter } from './types.ts';
 
 /** Where a configured provider is and how to sign requests to it: what the task wires read. */
@@ -24,6 +24,8 @@ export type ProviderRegistry = {
   /** The providers that have an adapter: those a plain model name may resolve to when several serve it. */
   configured: ReadonlySet<string>;
   nativeResponseFormat(provider: string, type: 'json_object' | 'json_schema'): boolean;
+  /** Every configured provider's credential taken out of a text the log keeps (a client's body). */
+  redact(text: string): string;
 };
 
 function adapterFor(
@@ -68,6 +70,7 @@ export function createProviderRegistry(settings: ProviderSettings): ProviderRegi
       mockLatencyMs: settings.mockLatencyMs,
     });
   }
+  const secrets = secretsOf([...connections.values()].map((c) => c.apiKey));
   return {
     connection: (provider) => connections.get(provider) ?? null,
     adapter: (provider) => adapters.get(provider) ?? null,
@@ -76,5 +79,6 @@ export function createProviderRegistry(settings: ProviderSettings): ProviderRegi
       const native = providerDescriptor(provider)?.structuredOutput;
       return (type === 'json_schema' ? native?.jsonSchema : native?.jsonObject) ?? false;
     },
+    redact: redactor(secrets),
   };
 }

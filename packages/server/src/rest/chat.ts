@@ -38,7 +38,7 @@ export function nativeChatRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: n
       throw new ValidationError([{ path: 'gateId', message: 'is required and must be a gate UUID' }]);
     }
     const gate = await loadGate(c.var.actor.user.id, gateId);
-    const caller = callerOf(c, '/v3/chat');
+    const caller = callerOf(c, '/v3/chat', body);
     const parse = () => fromNative(parseWith(nativeChatSchema, body));
     const wantsStream = (body as { data?: { stream?: unknown } }).data?.stream === true;
     if (!wantsStream) {

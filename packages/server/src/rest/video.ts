@@ -104,7 +104,7 @@ export function videoRoutes(
     await startVideoJob({ id, userId, gateId: gate.id, deadline });
 
     // No client signal: a client that leaves after a 202 (or before) cancels nothing.
-    const run = dataPlane.run(videoKind, { userId, endpoint: '/v3/video' }, gate, () => parse(body), {
+    const run = dataPlane.run(videoKind, { userId, endpoint: '/v3/video', body }, gate, () => parse(body), {
       id,
       attemptTimeoutMs: opts.timeoutMs,
     });

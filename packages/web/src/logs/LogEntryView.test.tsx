@@ -41,6 +41,7 @@ const base: Entry = {
   metadata: null,
   providerRequest: { model: 'gpt-image-1', prompt: 'a lighthouse' },
   providerResponse: { created: 1, data: [{ b64_json: PNG }, { url: 'https://images.example.com/b.webp' }] },
+  clientRequest: null,
   media: [],
 };
 
@@ -131,6 +132,30 @@ describe('the log entry view', () => {
     const results = within(screen.getByRole('region', { name: 'Tool results (1)' }));
     expect(results.getByText('call_0')).toBeTruthy();
     expect(results.getByText('sunny')).toBeTruthy();
+  });
+});
+
+describe('a request refused before any provider call', () => {
+  it('shows what the client sent beside its error; an answered one has no such panel', () => {
+    const { unmount } = render(
+      <LogEntryView
+        entry={entry({
+          success: false,
+          statusCode: 400,
+          errorCode: 'invalid_request',
+          errorMessage: 'Invalid request: messages: Invalid input: expected array, received string',
+          providerRequest: null,
+          providerResponse: null,
+          clientRequest: { model: 'mock/echo', messages: 'hello there' },
+        })}
+      />,
+    );
+    const sent = within(screen.getByRole('region', { name: 'Client request' }));
+    expect(sent.getByText('"hello there"')).toBeTruthy();
+    expect(screen.getByText('Nothing was sent to a provider.')).toBeTruthy();
+    unmount();
+    render(<LogEntryView entry={entry()} />);
+    expect(screen.queryByRole('region', { name: 'Client request' })).toBeNull();
   });
 });
 

@@ -45,6 +45,7 @@ export const LogEntryFragment = graphql(`
     metadata
     providerRequest
     providerResponse
+    clientRequest
     media {
       index
       mimeType
@@ -324,10 +325,18 @@ function ToolResultsSection({ toolResults }: { toolResults: ToolResultView[] }) 
   );
 }
 
-/** What was sent to the provider, what it answered, and the request's metadata. */
+/**
+ * What was sent to the provider, what it answered, and the request's metadata; for a request
+ * refused before any provider call, what its client sent, which shows why.
+ */
 function PayloadSections({ entry }: { entry: LogEntry }) {
   return (
     <>
+      {entry.clientRequest !== null && (
+        <Section title="Client request">
+          <JsonViewer value={entry.clientRequest} label="JSON the client sent" />
+        </Section>
+      )}
       <Section title="Request">
         {entry.providerRequest === null ? (
           <p className="muted">Nothing was sent to a provider.</p>

@@ -96,6 +96,13 @@ export const LogEntryRef = builder.objectRef<LogEntrySummary>('LogEntry').implem
       description: 'The provider’s JSON answer; a stream is stored assembled; on log(id) only',
       resolve: (e) => detailOf(e, 'providerResponse').providerResponse,
     }),
+    clientRequest: t.field({
+      type: 'JSON',
+      nullable: true,
+      description:
+        'What the client sent, on a request refused before any provider call (a bad field, a limit): bounded, files as notes; null otherwise; on log(id) only',
+      resolve: (e) => detailOf(e, 'clientRequest').clientRequest,
+    }),
     media: t.field({
       type: [LogMediaRef],
       description:

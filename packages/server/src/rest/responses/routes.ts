@@ -28,7 +28,7 @@ export function responsesRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: nu
     const signal = clientSignal(c);
     const body = await readJson(c, limits.maxBodyBytes);
     const { gate, modelIsGate } = await gateOf(c, body);
-    const caller = callerOf(c, '/v1/responses');
+    const caller = callerOf(c, '/v1/responses', body);
     const b = (body ?? {}) as { stream?: unknown };
     // A translated response repeats what the request asked for, once the data plane has read it.
     let echo: Echo = {};

@@ -72,7 +72,7 @@ export function nativeTaskRoutes(
       const signal = clientSignal(c);
       const body = await (task.read ?? readJsonBody)(c, limits.maxBodyBytes);
       const gate = await loadGate(c.var.actor.user.id, nativeGateId(body));
-      const caller = callerOf(c, `/v3/${task.path}`);
+      const caller = callerOf(c, `/v3/${task.path}`, body);
       const outcome = await dataPlane.run(task.kind, caller, gate, () => task.parse(body), { signal });
       return c.json(
         {
@@ -105,7 +105,7 @@ export function openAITaskRoutes(
       const signal = clientSignal(c);
       const body = await (task.read ?? readJsonBody)(c, limits.maxBodyBytes);
       const { gate, modelIsGate } = await gateOf(c, body);
-      const caller = callerOf(c, `/v1/${task.path}`);
+      const caller = callerOf(c, `/v1/${task.path}`, body);
       const outcome = await dataPlane.run(task.kind, caller, gate, () => task.parse(body, modelIsGate), {
         signal,
       });
