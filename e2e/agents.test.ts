@@ -14,7 +14,8 @@ import { type RunningServer, startServer } from './support/server.ts';
  * agent ran and a result it sent back through the gateway. Each agent goes to a gate of its own
  * family (its requests passed through as sent) and to one of the other family (translated).
  */
-describe('coding agents through Gatehouse', () => {
+// An agent is a large native binary started cold, twice in the control: room for a loaded machine.
+describe('coding agents through Gatehouse', { timeout: 180_000 }, () => {
   let server: RunningServer;
   let account: SdkAccount;
   let anthropic: ModelUpstream;
