@@ -16,6 +16,10 @@ export type LoggedEntry = {
   error_code: string | null;
   error_message: string | null;
   created_at: string;
+  /** The calls the model made, in OpenAI's chat shape ({ id, type, function: { name, arguments } }). */
+  tool_calls: unknown[] | null;
+  /** The tool results the request carried ({ tool_call_id, content }). */
+  tool_results: unknown[] | null;
   attempts?: { model: string; provider: string; ok: boolean; status: number | null; error: string | null }[];
   provider_request?: unknown;
   provider_response?: unknown;
