@@ -200,18 +200,19 @@ describe('coding agents through Gatehouse', { timeout: 180_000 }, () => {
     );
   });
 
-  it('Claude Code reads a file through a gate on an OpenAI model, translated', async () => {
+  // Across families the agents name the gate as their model, the configuration docs/api.md shows.
+  it('Claude Code reads a file through a gate on an OpenAI model, translated, the gate named as its model', async () => {
     const { ws, prompt, target } = await task(openai);
-    const run = await runClaudeCode(ws, target, prompt);
+    const run = await runClaudeCode(ws, { ...target, gateAsModel: true }, prompt);
     expect(run.result?.is_error, shown(run)).toBe(false);
     expect(run.result?.result).toContain(ws.secret);
     expect(run.code).toBe(0);
     await expectToolRoundTrip(openai, target.gateId, ws, { tool: 'Read', wires: ['chat', 'responses'] });
   });
 
-  it('Codex CLI reads a file through a gate on an Anthropic model, translated', async () => {
+  it('Codex CLI reads a file through a gate on an Anthropic model, translated, the gate named as its model', async () => {
     const { ws, prompt, target } = await task(anthropic);
-    const run = await runCodex(ws, target, prompt);
+    const run = await runCodex(ws, { ...target, gateAsModel: true }, prompt);
     expect(run.code, shown(run)).toBe(0);
     expect(run.final).toContain(ws.secret);
     await expectToolRoundTrip(anthropic, target.gateId, ws, { tool: 'exec_command', wires: ['messages'] });

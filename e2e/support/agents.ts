@@ -15,8 +15,11 @@ const require = createRequire(import.meta.url);
 
 export type AgentRun = { code: number | null; stdout: string; stderr: string };
 
-/** Where the agent sends its requests (the gateway, or the upstream itself), and the gate it names by header. */
-export type GatewayTarget = { url: string; apiKey: string; gateId: string };
+/**
+ * Where the agent sends its requests (the gateway, or the upstream itself), and the gate it names:
+ * by header (the default), or as its model, `gatehouse/<gate>`, with no header at all.
+ */
+export type GatewayTarget = { url: string; apiKey: string; gateId: string; gateAsModel?: boolean };
 
 /** A temporary folder holding one file the agent is asked to read; `secret` is its text. */
 export type Workspace = { dir: string; file: string; secret: string; home: string; remove(): Promise<void> };
@@ -98,7 +101,9 @@ export async function runClaudeCode(ws: Workspace, target: GatewayTarget, prompt
     ...baseEnv(ws.home),
     ANTHROPIC_BASE_URL: target.url,
     ANTHROPIC_API_KEY: target.apiKey,
-    ANTHROPIC_CUSTOM_HEADERS: `x-gatehouse-gate-id: ${target.gateId}`,
+    ...(target.gateAsModel
+      ? { ANTHROPIC_MODEL: `gatehouse/${target.gateId}` }
+      : { ANTHROPIC_CUSTOM_HEADERS: `x-gatehouse-gate-id: ${target.gateId}` }),
     DISABLE_TELEMETRY: '1',
     DISABLE_AUTOUPDATER: '1',
     DISABLE_ERROR_REPORTING: '1',
@@ -136,7 +141,7 @@ export async function runCodex(ws: Workspace, target: GatewayTarget, prompt: str
   await writeFile(
     path.join(codexHome, 'config.toml'),
     [
-      `model = "${CODEX_MODEL}"`,
+      `model = "${target.gateAsModel ? `gatehouse/${target.gateId}` : CODEX_MODEL}"`,
       'model_provider = "gatehouse"',
       'check_for_update_on_startup = false',
       '',
@@ -154,7 +159,7 @@ export async function runCodex(ws: Workspace, target: GatewayTarget, prompt: str
       // Codex retries a failed request itself; once is enough to see what the gateway answered.
       'request_max_retries = 0',
       'stream_max_retries = 0',
-      `http_headers = { "x-gatehouse-gate-id" = "${target.gateId}" }`,
+      target.gateAsModel ? '' : `http_headers = { "x-gatehouse-gate-id" = "${target.gateId}" }`,
       '',
     ].join('\n'),
   );
