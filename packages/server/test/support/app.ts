@@ -67,6 +67,9 @@ export function useTestApp(env: Record<string, string> = {}, database: { dataDir
       NODE_ENV: 'test',
       GATEHOUSE_OPEN_SIGNUP: '1',
       GATEHOUSE_SIGNUP_ADDRESS_LIMIT: '1000000',
+      // A loaded CI machine may take seconds over one transaction: the suites test answers, not
+      // the server's patience (transaction-busy.test.ts sets its own to test the 503).
+      GATEHOUSE_TRANSACTION_TIMEOUT_MS: '30000',
       ...env,
     });
     const opened = await openTestDatabase({ ...database, transactionTimeoutMs: config.transactionTimeoutMs });
