@@ -65,6 +65,8 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
       // The browser flows set reanalysis periods and auto-apply; the scheduler must not change
       // their gates behind them (its own test runs two real processes: architect-processes).
       GATEHOUSE_ARCHITECT_INTERVAL_MS: '0',
+      // A loaded machine may take seconds over one transaction (5 s in production, then a 503).
+      GATEHOUSE_TRANSACTION_TIMEOUT_MS: '30000',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -34,6 +34,8 @@ export async function startServerProcess(dataDir: string, env: Record<string, st
       GATEHOUSE_OPEN_SIGNUP: '1',
       // The suites sign their users up from 127.0.0.1.
       GATEHOUSE_SIGNUP_ADDRESS_LIMIT: '1000000',
+      // A loaded machine may take seconds over one transaction (5 s in production, then a 503).
+      GATEHOUSE_TRANSACTION_TIMEOUT_MS: '30000',
       NODE_ENV: 'test',
       ...env,
     },
