@@ -7,6 +7,7 @@
 import type { AllowOverrides } from '@gatehouse/rules/gate';
 import { findModel } from '../domain/catalog.ts';
 import { ValidationError } from '../domain/errors.ts';
+import { modelFact } from '../domain/modelFacts.ts';
 import type { Gate } from '../generated/prisma/client.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import {
@@ -31,6 +32,7 @@ import {
   type TaskOutcome,
   type TaskRequestBase,
 } from './pipeline.ts';
+import { EFFORT_FIELD, reasoningFor } from './reasoning.ts';
 import type { ChatRequest } from './request.ts';
 import { formatViolation, schemaProblem, withInjectedFormat } from './structured.ts';
 
@@ -143,9 +145,9 @@ function chatKind(
       const format = params.responseFormat;
       const native =
         !format || format.type === 'text' || deps.providers.nativeResponseFormat(model.provider, format.type);
-      const sent = withInjectedFormat(params, native);
+      const injected = withInjectedFormat(params, native);
       // Same family, same wire: the client's body goes on as sent, with the gate's changes.
-      const forward = sent.forward;
+      const forward = injected.forward;
       const forwarding =
         forward !== undefined && adapter.forward !== undefined && adapter.forwards?.has(forward.api);
       if (forward?.untranslatable && !forwarding) {
@@ -157,7 +159,17 @@ function chatKind(
         error.unreached = true;
         throw error;
       }
-      const dropped = forward && !forwarding ? forward.dropped : [];
+      // Across families, the reasoning setting takes the answering model's form, or is named.
+      const translated =
+        forward && !forwarding
+          ? reasoningFor(
+              { provider: model.provider, reasons: modelFact(modelId)?.capabilities.reasoning === true },
+              injected,
+              EFFORT_FIELD[forward.api],
+            )
+          : { params: injected, dropped: [] };
+      const sent = translated.params;
+      const dropped = forward && !forwarding ? [...forward.dropped, ...translated.dropped] : [];
       const info: StreamStart = { id, model: modelId, ignoredOverrides, action, dropped };
       // With a JSON contract the answer is checked before any of it reaches the client.
       const buffered: StreamDelta[] = [];
