@@ -12,7 +12,7 @@ import { useTestApp } from './support/app.ts';
 import { logEntriesOf, say } from './support/chat.ts';
 import { message, startAnthropicEmulator, streamFrames } from './support/emulators/anthropic.ts';
 import { completion, startOpenAIEmulator } from './support/emulators/openai.ts';
-import { createGate, signUpUser } from './support/factories.ts';
+import { createGate, graphql, signUpUser } from './support/factories.ts';
 
 const anthropic = await startAnthropicEmulator('sk-ant-upstream');
 const openai = await startOpenAIEmulator('openai', 'sk-openai-upstream');
@@ -322,5 +322,88 @@ describe('reasoning settings across families', () => {
     expect(res.headers.get('x-gatehouse-dropped-fields')).toBe('thinking');
     const [entry] = await logEntriesOf(app, plain.id);
     expect(entry?.ignoredOverrides).toContain('dropped:thinking');
+  });
+});
+
+describe('hosted tools a model of another family cannot run', () => {
+  it('a strict gate refuses them with a 400 naming the tool and the model; by default they are left out', async () => {
+    const user = await signUpUser(app);
+    const strict = await createGate(app, user, {
+      model: 'anthropic/claude-sonnet-4-5',
+      strictHostedTools: true,
+    });
+    expect(strict.strictHostedTools).toBe(true);
+    const refused = await post('/v1/responses', user, strict.id, CODEX_BODY);
+    expect(refused.status).toBe(400);
+    const error = ((await refused.json()) as { error: { message: string; type: string } }).error;
+    expect(error.type).toBe('invalid_request_error');
+    expect(error.message).toContain('"web_search"');
+    expect(error.message).toContain('anthropic/claude-sonnet-4-5');
+    // Anthropic's own shape on /v1/messages, for its server tools on an OpenAI model.
+    const openaiStrict = await createGate(app, user, {
+      model: 'openai/gpt-4o-mini',
+      strictHostedTools: true,
+    });
+    const server = await messages(app, user, openaiStrict.id, {
+      messages: say('Look it up.'),
+      tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 5 }],
+    });
+    expect(server.status).toBe(400);
+    const anthropicError = (await server.json()) as { type: string; error: { message: string } };
+    expect(anthropicError.type).toBe('error');
+    expect(anthropicError.error.message).toContain('"web_search_20250305"');
+    expect(anthropicError.error.message).toContain('openai/gpt-4o-mini');
+    // Refused before any provider call, and logged as a failure.
+    expect(anthropic.upstream.requests).toHaveLength(0);
+    expect(openai.upstream.requests).toHaveLength(0);
+    const [entry] = await logEntriesOf(app, strict.id);
+    expect(entry?.success).toBe(false);
+
+    // The same request through a gate without the option: answered, the tool left out and named.
+    const lenient = await createGate(app, user, { model: 'anthropic/claude-sonnet-4-5' });
+    expect(lenient.strictHostedTools).toBe(false);
+    anthropic.upstream.reply({ type: 'json', body: message({}) });
+    const answered = await post('/v1/responses', user, lenient.id, CODEX_BODY);
+    expect(answered.status, await answered.clone().text()).toBe(200);
+    expect(answered.headers.get('x-gatehouse-dropped-fields')?.split(',')).toContain('tools.web_search');
+    expect(JSON.stringify(anthropic.upstream.last().body.tools)).not.toContain('web_search');
+  });
+
+  it('a strict gate still forwards hosted tools to a model of their own family', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, { model: 'openai/gpt-4o-mini', strictHostedTools: true });
+    openai.upstream.reply({
+      type: 'json',
+      body: { id: 'resp_1', object: 'response', status: 'completed', output: [], usage: null },
+    });
+    const res = await post('/v1/responses', user, gate.id, CODEX_BODY);
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(openai.upstream.last().body.tools).toContainEqual({ type: 'web_search' });
+  });
+
+  it('is a setting of the gate, read and changed through REST and GraphQL', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, {});
+    const patched = await app.request(`/v1/gates/${gate.id}`, {
+      method: 'PATCH',
+      headers: user.auth,
+      json: { strictHostedTools: true },
+    });
+    expect(patched.status, await patched.clone().text()).toBe(200);
+    expect(((await patched.json()) as { strictHostedTools: boolean }).strictHostedTools).toBe(true);
+    const bad = await app.request(`/v1/gates/${gate.id}`, {
+      method: 'PATCH',
+      headers: user.auth,
+      json: { strictHostedTools: 'yes' },
+    });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain('strictHostedTools');
+    const read = await graphql<{ gate: { strictHostedTools: boolean } }>(
+      app,
+      user,
+      'query($id: ID!) { gate(id: $id) { strictHostedTools } }',
+      { id: gate.id },
+    );
+    expect(read.data?.gate.strictHostedTools).toBe(true);
   });
 });

@@ -79,6 +79,8 @@ function chatKind(
     return provider !== undefined && providers.adapter(provider)?.forwards?.has(api) === true;
   };
   let ignoredOverrides: string[] = [];
+  /** The gate refuses hosted tools a model of another family cannot run, rather than drop them. */
+  let strictHostedTools = false;
   /** Tools an agent gate kept from the model: calling one is a failed attempt. */
   let hidden = new Set<string>();
   return {
@@ -133,6 +135,7 @@ function chatKind(
         throw forward.untranslatable;
       }
       ignoredOverrides = merged.ignoredOverrides;
+      strictHostedTools = gate.strictHostedTools;
       return merged;
     },
     // The reservation assumes an output cap: the provider must be held to the same one.
@@ -169,6 +172,12 @@ function chatKind(
             )
           : { params: injected, dropped: [] };
       const sent = translated.params;
+      const hosted = forward && !forwarding ? hostedToolsOf(forward.dropped) : [];
+      if (strictHostedTools && hosted.length > 0) {
+        const error = new ProviderError('http', hostedToolsRefusal(hosted, modelId), 400);
+        error.unreached = true;
+        throw error;
+      }
       const dropped = forward && !forwarding ? [...forward.dropped, ...translated.dropped] : [];
       const info: StreamStart = { id, model: modelId, ignoredOverrides, action, dropped };
       // With a JSON contract the answer is checked before any of it reaches the client.
@@ -236,6 +245,17 @@ function chatKind(
       };
     },
   };
+}
+
+/** The hosted tools (web search, code interpreter…) a translation left out: `tools.<type>` drops. */
+function hostedToolsOf(dropped: string[]): string[] {
+  return dropped.filter((d) => d.startsWith('tools.')).map((d) => d.slice('tools.'.length));
+}
+
+function hostedToolsRefusal(tools: string[], modelId: string): string {
+  const named = tools.map((t) => `"${t}"`).join(', ');
+  const what = tools.length === 1 ? `tool ${named} runs` : `tools ${named} run`;
+  return `tools: the hosted ${what} only at the client's own provider, and ${modelId} cannot run ${tools.length === 1 ? 'it' : 'them'} (this gate refuses such tools rather than leave them out: strictHostedTools)`;
 }
 
 /** What a translating adapter is sent: the client's own body is not for it (nor for its log). */
