@@ -182,6 +182,12 @@ export const gateFieldSchemas = {
   maxTokens: z.number().int().min(1).max(LIMITS.maxTokens).nullable(),
   topP: z.number().min(0).max(1).nullable(),
   allowOverrides: allowOverridesSchema,
+  /**
+   * Drop-in requests translated for a model of another family: refuse (400, naming the tool and
+   * the model) those with hosted tools the model cannot run (web search, code interpreter…),
+   * instead of leaving the tools out.
+   */
+  strictHostedTools: z.boolean(),
   costWeight: weight,
   latencyWeight: weight,
   qualityWeight: weight,
@@ -250,6 +256,7 @@ export const GATE_DEFAULTS: Omit<GateSettings, 'name' | 'model' | 'taskType'> = 
   maxTokens: null,
   topP: null,
   allowOverrides: false,
+  strictHostedTools: false,
   costWeight: null,
   latencyWeight: null,
   qualityWeight: null,

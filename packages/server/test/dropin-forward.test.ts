@@ -292,6 +292,8 @@ describe('/v1/messages on an OpenAI gate: translated, what has no meaning named'
         'future_field',
         'content.future_block',
         'tools.web_search_20250305',
+        // gpt-4o-mini does not reason: thinking has no meaning there.
+        'thinking',
       ].sort(),
     );
 
@@ -428,7 +430,10 @@ describe('/v1/responses on an Anthropic gate: Codex’s body translated', () => 
     ).toBe('Patched.');
     expect(res.headers.get('x-gatehouse-dropped-fields')?.split(',').sort()).toEqual(
       [
-        'reasoning',
+        // The effort would be a thinking budget, but Anthropic wants the thinking that began a
+        // tool loop back, and Codex's conversation is in one.
+        'reasoning.effort',
+        'reasoning.summary',
         'include',
         'prompt_cache_key',
         'client_metadata',

@@ -138,6 +138,10 @@ const BAD_VALUES: Record<string, [label: string, value: unknown][]> = {
     ['the string "false"', 'false'],
     ['null', null],
   ],
+  strictHostedTools: [
+    ['the string "true"', 'true'],
+    ['null', null],
+  ],
   responseFormatEnabled: [
     ['the string "true"', 'true'],
     ['null', null],

@@ -7,6 +7,7 @@
 import type { AllowOverrides } from '@gatehouse/rules/gate';
 import { findModel } from '../domain/catalog.ts';
 import { ValidationError } from '../domain/errors.ts';
+import { modelFact } from '../domain/modelFacts.ts';
 import type { Gate } from '../generated/prisma/client.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import {
@@ -31,6 +32,7 @@ import {
   type TaskOutcome,
   type TaskRequestBase,
 } from './pipeline.ts';
+import { EFFORT_FIELD, reasoningFor } from './reasoning.ts';
 import type { ChatRequest } from './request.ts';
 import { formatViolation, schemaProblem, withInjectedFormat } from './structured.ts';
 
@@ -77,6 +79,8 @@ function chatKind(
     return provider !== undefined && providers.adapter(provider)?.forwards?.has(api) === true;
   };
   let ignoredOverrides: string[] = [];
+  /** The gate refuses hosted tools a model of another family cannot run, rather than drop them. */
+  let strictHostedTools = false;
   /** Tools an agent gate kept from the model: calling one is a failed attempt. */
   let hidden = new Set<string>();
   return {
@@ -131,6 +135,7 @@ function chatKind(
         throw forward.untranslatable;
       }
       ignoredOverrides = merged.ignoredOverrides;
+      strictHostedTools = gate.strictHostedTools;
       return merged;
     },
     // The reservation assumes an output cap: the provider must be held to the same one.
@@ -143,9 +148,9 @@ function chatKind(
       const format = params.responseFormat;
       const native =
         !format || format.type === 'text' || deps.providers.nativeResponseFormat(model.provider, format.type);
-      const sent = withInjectedFormat(params, native);
+      const injected = withInjectedFormat(params, native);
       // Same family, same wire: the client's body goes on as sent, with the gate's changes.
-      const forward = sent.forward;
+      const forward = injected.forward;
       const forwarding =
         forward !== undefined && adapter.forward !== undefined && adapter.forwards?.has(forward.api);
       if (forward?.untranslatable && !forwarding) {
@@ -157,7 +162,23 @@ function chatKind(
         error.unreached = true;
         throw error;
       }
-      const dropped = forward && !forwarding ? forward.dropped : [];
+      // Across families, the reasoning setting takes the answering model's form, or is named.
+      const translated =
+        forward && !forwarding
+          ? reasoningFor(
+              { provider: model.provider, reasons: modelFact(modelId)?.capabilities.reasoning === true },
+              injected,
+              EFFORT_FIELD[forward.api],
+            )
+          : { params: injected, dropped: [] };
+      const sent = translated.params;
+      const hosted = forward && !forwarding ? hostedToolsOf(forward.dropped) : [];
+      if (strictHostedTools && hosted.length > 0) {
+        const error = new ProviderError('http', hostedToolsRefusal(hosted, modelId), 400);
+        error.unreached = true;
+        throw error;
+      }
+      const dropped = forward && !forwarding ? [...forward.dropped, ...translated.dropped] : [];
       const info: StreamStart = { id, model: modelId, ignoredOverrides, action, dropped };
       // With a JSON contract the answer is checked before any of it reaches the client.
       const buffered: StreamDelta[] = [];
@@ -224,6 +245,17 @@ function chatKind(
       };
     },
   };
+}
+
+/** The hosted tools (web search, code interpreter…) a translation left out: `tools.<type>` drops. */
+function hostedToolsOf(dropped: string[]): string[] {
+  return dropped.filter((d) => d.startsWith('tools.')).map((d) => d.slice('tools.'.length));
+}
+
+function hostedToolsRefusal(tools: string[], modelId: string): string {
+  const named = tools.map((t) => `"${t}"`).join(', ');
+  const what = tools.length === 1 ? `tool ${named} runs` : `tools ${named} run`;
+  return `tools: the hosted ${what} only at the client's own provider, and ${modelId} cannot run ${tools.length === 1 ? 'it' : 'them'} (this gate refuses such tools rather than leave them out: strictHostedTools)`;
 }
 
 /** What a translating adapter is sent: the client's own body is not for it (nor for its log). */

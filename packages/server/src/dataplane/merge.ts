@@ -67,6 +67,7 @@ export function mergeRequest(gate: GateForMerge, request: ChatRequest): Merged {
       ...(request.toolChoice && { toolChoice: request.toolChoice }),
       ...(responseFormat && responseFormat.type !== 'text' && { responseFormat }),
       ...(request.thinking && { thinking: request.thinking }),
+      ...(request.reasoningEffort && { reasoningEffort: request.reasoningEffort }),
       ...(request.betas?.length && { betas: request.betas }),
       // The body as sent, for a provider of its family: the gate's prompt goes before the client's.
       ...(request.forward && {

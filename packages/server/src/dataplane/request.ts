@@ -6,14 +6,17 @@
 import { boundedJsonObject, boundedMetadata } from '@gatehouse/rules/jsonLimits';
 import { z } from 'zod';
 import { parseWith, ValidationError } from '../domain/errors.ts';
-import type {
-  ChatMessage,
-  Forward,
-  ResponseFormat,
-  ThinkingConfig,
-  ToolChoice,
-  ToolDefinition,
+import {
+  type ChatMessage,
+  type Forward,
+  REASONING_EFFORTS,
+  type ReasoningEffort,
+  type ResponseFormat,
+  type ThinkingConfig,
+  type ToolChoice,
+  type ToolDefinition,
 } from '../providers/types.ts';
+import { customArguments, customToolFunction } from './customTools.ts';
 
 const text = z.string().max(5_000_000);
 const textPart = z.object({ type: z.literal('text'), text });
@@ -158,6 +161,7 @@ export const openAIChatSchema = z.object({
   stop: stop.nullable().optional(),
   seed: params.seed.nullable().optional(),
   n: z.literal(1, 'only n=1 is supported').nullable().optional(),
+  reasoning_effort: z.enum(REASONING_EFFORTS).nullish(),
   user: z.string().optional(),
   gateId: z.uuid().optional(),
   metadata: metadata.optional(),
@@ -177,6 +181,8 @@ export type ChatRequest = {
   seed?: number;
   /** Anthropic's extended thinking and beta headers (/v1/messages); the other adapters drop them. */
   thinking?: ThinkingConfig;
+  /** OpenAI's reasoning effort (/v1/responses, /v1/chat/completions), mapped per model (reasoning.ts). */
+  reasoningEffort?: ReasoningEffort;
   betas?: string[];
   /** A drop-in route's request as sent, for a provider of its own family. */
   forward?: Forward;
@@ -196,23 +202,6 @@ export function knownFields(body: Record<string, unknown>, known: ReadonlySet<st
     else dropped.push(key);
   }
   return kept;
-}
-
-/**
- * A custom tool (free-form input, OpenAI's `custom` type) as a function tool: one string
- * argument, `input`, carries the text the model writes for it.
- */
-export function customToolFunction(name: string, description: string | null | undefined) {
-  return {
-    name,
-    ...(description != null && { description }),
-    parameters: {
-      type: 'object',
-      properties: { input: { type: 'string', description: 'The free-form input of the tool' } },
-      required: ['input'],
-      additionalProperties: false,
-    },
-  };
 }
 
 /** What a drop-in route checks of a body itself, whatever the gate's family: only what it reads. */
@@ -272,6 +261,7 @@ export function fromOpenAI(body: z.infer<typeof openAIChatSchema>, modelIsGate: 
     responseFormat: body.response_format,
     stop: body.stop ?? undefined,
     seed: body.seed ?? undefined,
+    reasoningEffort: body.reasoning_effort ?? undefined,
     metadata: body.metadata,
   });
 }
@@ -283,12 +273,33 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 
 /**
  * A chat-completions body without what a translation cannot carry, and the names of what was
- * left out (fields, `tools.<type>`): custom tools become function tools of one string argument.
+ * left out (fields, `tools.<type>`): custom tools become function tools of one string argument,
+ * and their calls in the conversation calls of those functions.
  */
 export function chatTranslatable(body: unknown): { body: unknown; dropped: string[] } {
   if (!isObject(body)) return { body, dropped: [] };
   const dropped: string[] = [];
   const kept = knownFields(body, CHAT_FIELDS, dropped);
+  if (Array.isArray(kept.messages)) {
+    // A custom tool's earlier calls become calls of its function, the text its `input`.
+    kept.messages = kept.messages.map((m) => {
+      if (!isObject(m) || !Array.isArray(m.tool_calls)) return m;
+      const calls = m.tool_calls.map((c) =>
+        isObject(c) && c.type === 'custom' && isObject(c.custom)
+          ? {
+              id: c.id,
+              type: 'function',
+              function: { name: c.custom.name, arguments: customArguments(c.custom.input) },
+            }
+          : c,
+      );
+      return { ...m, tool_calls: calls };
+    });
+  }
+  const choice = kept.tool_choice;
+  if (isObject(choice) && choice.type === 'custom' && isObject(choice.custom)) {
+    kept.tool_choice = { type: 'function', function: { name: choice.custom.name } };
+  }
   if (Array.isArray(kept.tools)) {
     kept.tools = kept.tools.flatMap((t) => {
       if (!isObject(t) || t.type === 'function') return [t];

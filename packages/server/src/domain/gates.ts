@@ -58,6 +58,7 @@ export function settingsOf(gate: Gate): GateSettings {
     maxTokens: gate.maxTokens,
     topP: gate.topP,
     allowOverrides: gate.allowOverrides as GateSettings['allowOverrides'],
+    strictHostedTools: gate.strictHostedTools,
     costWeight: gate.costWeight,
     latencyWeight: gate.latencyWeight,
     qualityWeight: gate.qualityWeight,

@@ -182,6 +182,7 @@ export function openAIRequestBody(
     ...(params.tools?.length && { tools: params.tools.map(({ cache_control, ...tool }) => tool) }),
     ...(toolChoice !== undefined && { tool_choice: toolChoice }),
     ...(params.responseFormat && { response_format: params.responseFormat }),
+    ...(params.reasoningEffort && { reasoning_effort: params.reasoningEffort }),
     ...(stream && { stream: true }),
     ...(stream && dialect.streamOptions && { stream_options: { include_usage: true } }),
   };

@@ -31,6 +31,13 @@ export type ThinkingConfig =
   | { type: 'disabled' }
   | { type: 'adaptive' };
 
+/**
+ * How hard a model reasons, OpenAI's way (`reasoning_effort`, Responses `reasoning.effort`);
+ * dataplane/reasoning.ts turns it into what the answering model takes.
+ */
+export const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const;
+export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];
+
 export type ChatMessage =
   | { role: 'system' | 'developer'; content: string | TextPart[]; name?: string }
   | { role: 'user'; content: string | ContentPart[]; name?: string }
@@ -117,6 +124,8 @@ export type ChatParams = {
   responseFormat?: ResponseFormat;
   /** Anthropic only, like the two below. */
   thinking?: ThinkingConfig;
+  /** OpenAI only: sent as `reasoning_effort` (dataplane/reasoning.ts keeps it for models that reason). */
+  reasoningEffort?: ReasoningEffort;
   /** `anthropic-beta` values the client sent; the Anthropic adapter forwards those it knows. */
   betas?: string[];
   /** A drop-in route's own request, for an adapter that forwards its wire format. */

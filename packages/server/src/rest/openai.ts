@@ -11,6 +11,7 @@ import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { ChatOutcome, DataPlane, StreamStart } from '../dataplane/chat.ts';
+import { customInputOf, customInputStream, customToolNames } from '../dataplane/customTools.ts';
 import { chatRequest } from '../dataplane/request.ts';
 import { prisma } from '../db/client.ts';
 import { findModel, listModels, type ModelNames } from '../domain/catalog.ts';
@@ -65,7 +66,18 @@ export function openAIError(error: unknown): { status: number; body: unknown } {
 
 const created = () => Math.floor(Date.now() / 1000);
 
-function completionBody(o: ChatOutcome) {
+/**
+ * A tool call as the client's wire shows it: a call of the function a custom tool became (on a
+ * provider of another family) is the custom tool's call, its text unwrapped from the arguments.
+ */
+function toolCallOf(call: ChatOutcome['completion']['toolCalls'][number], custom: ReadonlySet<string>) {
+  const { name, arguments: args } = call.function;
+  return custom.has(name)
+    ? { id: call.id, type: 'custom', custom: { name, input: customInputOf(args) } }
+    : call;
+}
+
+function completionBody(o: ChatOutcome, custom: ReadonlySet<string>) {
   const { completion } = o;
   return {
     id: `chatcmpl-${o.id}`,
@@ -79,7 +91,9 @@ function completionBody(o: ChatOutcome) {
           role: 'assistant',
           content: completion.content,
           refusal: null,
-          ...(completion.toolCalls.length > 0 && { tool_calls: completion.toolCalls }),
+          ...(completion.toolCalls.length > 0 && {
+            tool_calls: completion.toolCalls.map((call) => toolCallOf(call, custom)),
+          }),
         },
         logprobs: null,
         finish_reason: completion.finishReason,
@@ -111,23 +125,46 @@ function chunk(s: StreamStart, delta: Record<string, unknown>, finishReason: str
   };
 }
 
-function sseFormat(includeUsage: boolean) {
+/**
+ * The stream's chunks. A custom tool's call (see toolCallOf) streams as `{type: "custom",
+ * custom: {name, input}}` fragments, its text decoded from the arguments as they arrive and the
+ * rest of it in a last fragment before the finish.
+ */
+function sseFormat(includeUsage: boolean, custom: ReadonlySet<string>) {
   let first = true;
+  const customCalls = new Map<number, ReturnType<typeof customInputStream>>();
   return {
     delta: (s: StreamStart, d: StreamDelta) => {
       const delta: Record<string, unknown> = first ? { role: 'assistant' } : {};
       first = false;
       if (d.content !== undefined) delta.content = d.content;
       if (d.toolCalls) {
-        delta.tool_calls = d.toolCalls.map((t) => ({
-          index: t.index,
-          ...(t.id && { id: t.id, type: 'function' }),
-          function: { ...(t.name && { name: t.name }), arguments: t.arguments ?? '' },
-        }));
+        delta.tool_calls = d.toolCalls.map((t) => {
+          if (t.name && custom.has(t.name) && !customCalls.has(t.index)) {
+            customCalls.set(t.index, customInputStream());
+          }
+          const text = customCalls.get(t.index);
+          if (text) {
+            return {
+              index: t.index,
+              ...(t.id && { id: t.id, type: 'custom' }),
+              custom: { ...(t.name && { name: t.name }), input: text.push(t.arguments ?? '') },
+            };
+          }
+          return {
+            index: t.index,
+            ...(t.id && { id: t.id, type: 'function' }),
+            function: { ...(t.name && { name: t.name }), arguments: t.arguments ?? '' },
+          };
+        });
       }
       return [chunk(s, delta)];
     },
     end: (s: StreamStart, o: ChatOutcome) => [
+      ...[...customCalls].flatMap(([index, text]) => {
+        const { rest } = text.end();
+        return rest ? [chunk(s, { tool_calls: [{ index, custom: { input: rest } }] })] : [];
+      }),
       chunk({ ...s, model: o.modelUsed }, {}, o.completion.finishReason),
       ...(includeUsage
         ? [{ ...chunk({ ...s, model: o.modelUsed }, {}), choices: [], usage: usageBody(o) }]
@@ -190,14 +227,19 @@ export function openAIRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: numbe
     const body = await readJson(c, limits.maxBodyBytes);
     const { gate, modelIsGate } = await gateOf(c, body);
     const caller = callerOf(c, '/v1/chat/completions', body);
-    const b = (body ?? {}) as { stream?: unknown; stream_options?: { include_usage?: unknown } };
+    const b = (body ?? {}) as {
+      stream?: unknown;
+      stream_options?: { include_usage?: unknown };
+      tools?: unknown;
+    };
+    const custom = customToolNames(b.tools);
     const parse = () => chatRequest(body, { modelIsGate, sent: sentOf(c) });
     if (b.stream !== true) {
       const outcome = await dataPlane.chat(caller, gate, parse, { signal });
       if (outcome.completion.forwarded) return forwardedAnswer(outcome);
-      return c.json(completionBody(outcome), 200, outcomeHeaders(outcome));
+      return c.json(completionBody(outcome, custom), 200, outcomeHeaders(outcome));
     }
-    const format = sseFormat(b.stream_options?.include_usage === true);
+    const format = sseFormat(b.stream_options?.include_usage === true, custom);
     return streamChat((hooks) => dataPlane.chat(caller, gate, parse, hooks), format, signal, nodeResponse(c));
   });
 

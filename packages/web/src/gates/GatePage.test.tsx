@@ -162,6 +162,21 @@ describe('the gate page form', () => {
     ]);
   });
 
+  it('turns on the refusal of hosted tools on the Request Config tab, and sends only that', async () => {
+    const user = userEvent.setup();
+    const gate = storedGate();
+    const graphql = fakeGraphQL(gate, saved(gate));
+    await renderGatePage(graphql, '?tab=request');
+
+    const toggle = screen.getByLabelText<HTMLInputElement>('Refuse hosted tools the model cannot run');
+    expect(toggle.checked).toBe(false);
+    await user.click(toggle);
+    await user.click(screen.getByRole('button', { name: 'Save changes' }));
+
+    await screen.findByText('Saved the change.');
+    expect(graphql.inputs()).toEqual([{ strictHostedTools: true }]);
+  });
+
   it('sends an emptied spending limit as null (no limit), and the enforcement chosen', async () => {
     const user = userEvent.setup();
     const gate = storedGate({ spendingLimit: 25 });

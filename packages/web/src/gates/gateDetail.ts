@@ -18,6 +18,7 @@ export const GateDetail = graphql(`
     maxTokens
     topP
     allowOverrides
+    strictHostedTools
     costWeight
     latencyWeight
     qualityWeight

@@ -70,6 +70,7 @@ export function gateToForm(stored: StoredGate): GateFormValues {
     maxTokens: text(gate.maxTokens),
     topP: text(gate.topP),
     ...overridesToForm(gate.allowOverrides),
+    strictHostedTools: gate.strictHostedTools,
     responseFormatEnabled: gate.responseFormatEnabled,
     responseFormatType: gate.responseFormatType,
     responseFormatSchema:
@@ -184,6 +185,7 @@ const TAB_OF_FIELD: Record<keyof GateFormValues, FormTab> = {
   topP: 'request',
   overrideMode: 'request',
   overrideFields: 'request',
+  strictHostedTools: 'request',
   responseFormatEnabled: 'request',
   responseFormatType: 'request',
   responseFormatSchema: 'request',

@@ -72,6 +72,7 @@ export type GateFormValues = {
   topP: string;
   overrideMode: OverrideMode;
   overrideFields: Record<OverridableField, boolean>;
+  strictHostedTools: boolean;
   responseFormatEnabled: boolean;
   responseFormatType: (typeof RESPONSE_FORMAT_TYPES)[number];
   responseFormatSchema: string;
@@ -114,6 +115,7 @@ export const emptyGateForm: GateFormValues = {
   topP: '',
   overrideMode: 'none',
   overrideFields: { model: false, temperature: false, maxTokens: false, topP: false },
+  strictHostedTools: GATE_DEFAULTS.strictHostedTools,
   responseFormatEnabled: GATE_DEFAULTS.responseFormatEnabled,
   responseFormatType: GATE_DEFAULTS.responseFormatType,
   responseFormatSchema: '',
@@ -219,6 +221,7 @@ export function readGateForm(values: GateFormValues): {
     fallbackModels,
     systemPrompt: blankIsNull(values.systemPrompt),
     allowOverrides: allowOverridesOf(values.overrideMode, values.overrideFields),
+    strictHostedTools: values.strictHostedTools,
     analysisMethod: values.analysisMethod === '' ? null : values.analysisMethod,
     reanalysisPeriod: values.reanalysisPeriod,
     autoApplyRecommendations: values.autoApplyRecommendations,

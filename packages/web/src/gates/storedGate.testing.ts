@@ -24,6 +24,7 @@ export const storedSettings = {
   maxLatencyMs: null,
   reanalysisPeriod: 'NEVER',
   autoApplyRecommendations: false,
+  strictHostedTools: false,
   responseFormatEnabled: false,
   responseFormatType: 'TEXT',
   responseFormatSchema: null,

@@ -103,6 +103,10 @@ export const GateRef = builder.prismaObject('Gate', {
     maxLatencyMs: t.exposeInt('maxLatencyMs', { nullable: true }),
     reanalysisPeriod: t.expose('reanalysisPeriod', { type: ReanalysisPeriod }),
     autoApplyRecommendations: t.exposeBoolean('autoApplyRecommendations'),
+    strictHostedTools: t.exposeBoolean('strictHostedTools', {
+      description:
+        'Drop-in requests translated for a model of another family: refuse hosted tools it cannot run (400) instead of leaving them out',
+    }),
     taskAnalysis: t.field({
       type: 'JSON',
       nullable: true,
@@ -190,6 +194,7 @@ const GateInput = builder.inputType('GateInput', {
     maxLatencyMs: t.int(),
     reanalysisPeriod: t.field({ type: ReanalysisPeriod }),
     autoApplyRecommendations: t.boolean(),
+    strictHostedTools: t.boolean(),
     responseFormatEnabled: t.boolean(),
     responseFormatType: t.field({ type: ResponseFormatType }),
     responseFormatSchema: t.field({ type: 'JSON' }),

@@ -7,9 +7,9 @@
  */
 import { boundedJsonObject } from '@gatehouse/rules/jsonLimits';
 import { z } from 'zod';
+import { customArguments, customToolFunction } from '../../dataplane/customTools.ts';
 import {
   type ChatRequest,
-  customToolFunction,
   doorFields,
   imageUrl,
   jsonSchemaFormat,
@@ -25,6 +25,7 @@ import {
   type ContentPart,
   contentOf,
   type Forward,
+  REASONING_EFFORTS,
   type ResponseFormat,
   type TextPart,
   type ToolCall,
@@ -131,6 +132,9 @@ const refused = (why: string) =>
     .refine((v) => v === undefined || v === null || v === false, why)
     .optional();
 
+/** Only the effort has a meaning elsewhere (a thinking budget); summaries are OpenAI's own. */
+const reasoning = z.object({ effort: z.enum(REASONING_EFFORTS).nullish() }).nullish();
+
 const NO_STATE = 'Gatehouse keeps no responses; send the whole conversation as input';
 
 export const responsesSchema = z.object({
@@ -149,6 +153,7 @@ export const responsesSchema = z.object({
   tool_choice: toolChoice.optional(),
   text: z.object({ format: format.optional() }).nullish(),
   parallel_tool_calls: z.boolean().nullish(),
+  reasoning,
   metadata: metadata.nullish(),
   user: z.string().nullish(),
   gateId: z.uuid().optional(),
@@ -241,6 +246,7 @@ export function fromResponses(body: ResponsesBody, opts: { modelIsGate: boolean 
     ...(toolChoice && { toolChoice }),
     ...(responseFormat && { responseFormat }),
     ...(body.metadata && { metadata: body.metadata }),
+    ...(body.reasoning?.effort && { reasoningEffort: body.reasoning.effort }),
   };
 }
 
@@ -266,6 +272,11 @@ export function translatable(body: unknown): { body: unknown; dropped: string[] 
   if (!isObject(body)) return { body, dropped: [] };
   const dropped: string[] = [];
   const kept = knownFields(body, TRANSLATED_FIELDS, dropped);
+  if (isObject(kept.reasoning)) {
+    const { effort, ...settings } = kept.reasoning;
+    dropped.push(...Object.keys(settings).map((k) => `reasoning.${k}`));
+    kept.reasoning = effort === undefined ? {} : { effort };
+  }
   if (isObject(kept.text)) {
     const { format, ...settings } = kept.text;
     dropped.push(...Object.keys(settings).map((k) => `text.${k}`));
@@ -295,7 +306,7 @@ export function translatable(body: unknown): { body: unknown; dropped: string[] 
               type: 'function_call',
               call_id: item.call_id,
               name: item.name,
-              arguments: JSON.stringify({ input: item.input ?? '' }),
+              arguments: customArguments(item.input),
             },
           ];
         case 'custom_tool_call_output':

@@ -1,20 +1,36 @@
 /**
  * The gateway's answer in OpenAI's Responses wire format: the `response` object (a message item
- * with output_text, then one function_call item per tool call), and a stream of its typed events,
- * each numbered by `sequence_number`. Errors keep OpenAI's shape (openAIError).
+ * with output_text, then one function_call item per tool call, or a custom_tool_call item where
+ * the tool called was a custom one), and a stream of its typed events, each numbered by
+ * `sequence_number`. Errors keep OpenAI's shape (openAIError).
  */
 import type { ChatOutcome, StreamStart } from '../../dataplane/chat.ts';
+import { customInputOf, customInputStream } from '../../dataplane/customTools.ts';
 import type { SseFormat } from '../../http/sse.ts';
 import type { ChatCompletion, StreamDelta, Usage } from '../../providers/types.ts';
 import { openAIError } from '../openai.ts';
 import type { ResponsesBody } from './request.ts';
 
-/** What a response repeats of its request; empty until the request has been read. */
-export type Echo = Partial<ResponsesBody>;
+/**
+ * What a response repeats of its request; empty until the request has been read. `customTools`:
+ * the names of the request's custom tools, whose calls (made as function calls by a provider of
+ * another family) go back as custom_tool_call items.
+ */
+export type Echo = Partial<ResponsesBody> & { customTools?: ReadonlySet<string> };
 
+type CustomCall = {
+  kind: 'custom_tool_call';
+  id: string;
+  callId: string;
+  name: string;
+  input: string;
+  /** While streaming: the text as the function arguments arrive. */
+  stream?: ReturnType<typeof customInputStream>;
+};
 type Item =
   | { kind: 'message'; id: string; text: string }
-  | { kind: 'function_call'; id: string; callId: string; name: string; arguments: string };
+  | { kind: 'function_call'; id: string; callId: string; name: string; arguments: string }
+  | CustomCall;
 
 type Status = 'in_progress' | 'completed' | 'incomplete';
 
@@ -22,6 +38,7 @@ const seconds = () => Math.floor(Date.now() / 1000);
 const responseId = (id: string) => `resp_${id}`;
 const messageId = (id: string) => `msg_${id}`;
 const callItemId = (id: string, n: number) => `fc_${id}_${n}`;
+const customItemId = (id: string, n: number) => `ctc_${id}_${n}`;
 
 /** A length cut is OpenAI's `incomplete` with reason max_output_tokens; a content filter its own. */
 function incompleteOf(c: ChatCompletion): { reason: string } | null {
@@ -47,6 +64,16 @@ function itemBody(item: Item, status: Status) {
     const content = status === 'in_progress' ? [] : [textPart(item.text)];
     return { id: item.id, type: 'message', status, role: 'assistant', content };
   }
+  if (item.kind === 'custom_tool_call') {
+    return {
+      id: item.id,
+      type: 'custom_tool_call',
+      status,
+      call_id: item.callId,
+      name: item.name,
+      input: status === 'in_progress' ? '' : item.input,
+    };
+  }
   return {
     id: item.id,
     type: 'function_call',
@@ -58,13 +85,17 @@ function itemBody(item: Item, status: Status) {
 }
 
 function toolsOf(echo: Echo) {
-  return (echo.tools ?? []).map((t) => ({
-    type: 'function',
-    name: t.name,
-    description: t.description ?? null,
-    parameters: t.parameters ?? null,
-    strict: t.strict ?? null,
-  }));
+  return (echo.tools ?? []).map((t) =>
+    echo.customTools?.has(t.name)
+      ? { type: 'custom', name: t.name, description: t.description ?? null }
+      : {
+          type: 'function',
+          name: t.name,
+          description: t.description ?? null,
+          parameters: t.parameters ?? null,
+          strict: t.strict ?? null,
+        },
+  );
 }
 
 type Outcome = { status: Status; output: Item[]; usage: Usage | null; incomplete: { reason: string } | null };
@@ -99,20 +130,34 @@ function responseObject(id: string, model: string, createdAt: number, echo: Echo
   };
 }
 
+/** A call of the function a custom tool became, as the custom tool's call; any other as it is. */
+function callItem(
+  id: string,
+  n: number,
+  call: ChatCompletion['toolCalls'][number],
+  custom: Echo['customTools'],
+): Item {
+  const { name, arguments: args } = call.function;
+  if (custom?.has(name)) {
+    return {
+      kind: 'custom_tool_call',
+      id: customItemId(id, n),
+      callId: call.id,
+      name,
+      input: customInputOf(args),
+    };
+  }
+  return { kind: 'function_call', id: callItemId(id, n), callId: call.id, name, arguments: args };
+}
+
 /** The items of a completion: its text (when it has any, or nothing else), then its tool calls. */
-function itemsOf(id: string, c: ChatCompletion): Item[] {
+function itemsOf(id: string, c: ChatCompletion, custom: Echo['customTools']): Item[] {
   const text = c.content ?? '';
   return [
     ...(text !== '' || c.toolCalls.length === 0
       ? [{ kind: 'message' as const, id: messageId(id), text }]
       : []),
-    ...c.toolCalls.map((call, n) => ({
-      kind: 'function_call' as const,
-      id: callItemId(id, n),
-      callId: call.id,
-      name: call.function.name,
-      arguments: call.function.arguments,
-    })),
+    ...c.toolCalls.map((call, n) => callItem(id, n, call, custom)),
   ];
 }
 
@@ -120,7 +165,7 @@ export function responseBody(o: ChatOutcome, echo: Echo) {
   const incomplete = incompleteOf(o.completion);
   return responseObject(o.id, o.modelUsed, seconds(), echo, {
     status: incomplete ? 'incomplete' : 'completed',
-    output: itemsOf(o.id, o.completion),
+    output: itemsOf(o.id, o.completion, echo.customTools),
     usage: o.usage,
     incomplete,
   });
@@ -131,7 +176,8 @@ type Event = { type: string } & Record<string, unknown>;
 /**
  * The stream as the Responses API's events: response.created and response.in_progress first;
  * then per output item, output_item.added, its content (a text part's added, deltas and done, or
- * a function call's argument deltas and done) and output_item.done; then response.completed (or
+ * a function call's argument deltas and done, a custom tool call's input deltas and done) and
+ * output_item.done; then response.completed (or
  * response.incomplete) with the whole response. A failure once streaming is an `error` event.
  * `echo` is read once the request has been parsed (the first event comes after that).
  */
@@ -141,7 +187,7 @@ export function responseStream(echo: () => Echo): SseFormat {
   let started = false;
   const items: Item[] = [];
   let open: Item | null = null;
-  const calls = new Map<number, Extract<Item, { kind: 'function_call' }>>();
+  const calls = new Map<number, Exclude<Item, { kind: 'message' }>>();
 
   const event = (out: Event[], type: string, fields: Record<string, unknown>) =>
     out.push({ type, sequence_number: sequence++, ...fields });
@@ -164,6 +210,13 @@ export function responseStream(echo: () => Echo): SseFormat {
       const at = { item_id: item.id, output_index, content_index: 0 };
       event(out, 'response.output_text.done', { ...at, text: item.text, logprobs: [] });
       event(out, 'response.content_part.done', { ...at, part: textPart(item.text) });
+    } else if (item.kind === 'custom_tool_call') {
+      const at = { item_id: item.id, output_index };
+      const ended = item.stream?.end();
+      if (ended) item.input = ended.input;
+      const rest = ended?.rest ?? '';
+      if (rest) event(out, 'response.custom_tool_call_input.delta', { ...at, delta: rest });
+      event(out, 'response.custom_tool_call_input.done', { ...at, input: item.input });
     } else {
       event(out, 'response.function_call_arguments.done', {
         item_id: item.id,
@@ -199,17 +252,33 @@ export function responseStream(echo: () => Echo): SseFormat {
     for (const call of d.toolCalls ?? []) {
       let item = calls.get(call.index);
       if (!item) {
-        item = {
-          kind: 'function_call',
-          id: callItemId(s.id, calls.size),
-          callId: call.id ?? `call_${call.index}`,
-          name: call.name ?? '',
-          arguments: '',
-        };
+        const n = calls.size;
+        const callId = call.id ?? `call_${call.index}`;
+        const name = call.name ?? '';
+        item = echo().customTools?.has(name)
+          ? {
+              kind: 'custom_tool_call',
+              id: customItemId(s.id, n),
+              callId,
+              name,
+              input: '',
+              stream: customInputStream(),
+            }
+          : { kind: 'function_call', id: callItemId(s.id, n), callId, name, arguments: '' };
         calls.set(call.index, item);
         add(out, item);
       }
-      if (call.arguments) {
+      if (item.kind === 'custom_tool_call') {
+        // The text goes out as it is decoded from the arguments; the rest when the call closes.
+        const text = item.stream?.push(call.arguments ?? '') ?? '';
+        if (text) {
+          event(out, 'response.custom_tool_call_input.delta', {
+            item_id: item.id,
+            output_index: items.indexOf(item),
+            delta: text,
+          });
+        }
+      } else if (call.arguments) {
         item.arguments += call.arguments;
         event(out, 'response.function_call_arguments.delta', {
           item_id: item.id,
@@ -228,20 +297,12 @@ export function responseStream(echo: () => Echo): SseFormat {
       const out: Event[] = [];
       // An answer that came whole (no deltas) is streamed here, as one delta per item.
       if (items.length === 0) {
-        for (const item of itemsOf(o.id, o.completion)) {
-          out.push(
-            ...delta(
-              start,
-              item.kind === 'message'
-                ? { content: item.text }
-                : {
-                    toolCalls: [
-                      { index: calls.size, id: item.callId, name: item.name, arguments: item.arguments },
-                    ],
-                  },
-            ),
-          );
-        }
+        const { content, toolCalls } = o.completion;
+        if (content) out.push(...delta(start, { content }));
+        toolCalls.forEach((call, index) => {
+          const { name, arguments: args } = call.function;
+          out.push(...delta(start, { toolCalls: [{ index, id: call.id, name, arguments: args }] }));
+        });
         // An empty answer is still one (empty) message.
         if (items.length === 0) {
           begin(start, out);

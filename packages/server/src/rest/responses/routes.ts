@@ -8,6 +8,7 @@
  */
 import { Hono } from 'hono';
 import type { DataPlane } from '../../dataplane/chat.ts';
+import { customToolNames } from '../../dataplane/customTools.ts';
 import { callerOf, sentOf } from '../../http/caller.ts';
 import { clientSignal, nodeResponse, readJson } from '../../http/errors.ts';
 import type { ActorEnv } from '../../http/middleware.ts';
@@ -29,12 +30,13 @@ export function responsesRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: nu
     const body = await readJson(c, limits.maxBodyBytes);
     const { gate, modelIsGate } = await gateOf(c, body);
     const caller = callerOf(c, '/v1/responses', body);
-    const b = (body ?? {}) as { stream?: unknown };
-    // A translated response repeats what the request asked for, once the data plane has read it.
+    const b = (body ?? {}) as { stream?: unknown; tools?: unknown };
+    // A translated response repeats what the request asked for, once the data plane has read it,
+    // and answers a call of a custom tool as such.
     let echo: Echo = {};
     const parse = () =>
       responsesRequest(body, { modelIsGate, sent: sentOf(c) }, (parsed) => {
-        echo = parsed;
+        echo = { ...parsed, customTools: customToolNames(b.tools) };
       });
     if (b.stream !== true) {
       const outcome = await dataPlane.chat(caller, gate, parse, { signal });

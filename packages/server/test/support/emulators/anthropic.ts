@@ -182,6 +182,42 @@ const FIELDS = new Set([
 
 type WireBlock = { type: string; id?: string; tool_use_id?: string };
 
+/**
+ * What the real endpoint refuses of extended thinking: a budget under 1,024 or not under
+ * max_tokens, a temperature but 1, a forced tool, and a tool loop (the assistant turns since the
+ * user last wrote, not only tool results) whose first turn does not begin with its thinking.
+ */
+function thinkingProblem(
+  body: Record<string, unknown>,
+  messages: { role: string; content: string | WireBlock[] }[],
+): string | null {
+  const thinking = body.thinking as { type?: string; budget_tokens?: number } | undefined;
+  if (thinking?.type !== 'enabled') return null;
+  const budget = thinking.budget_tokens ?? 0;
+  if (budget < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
+  if ((body.max_tokens as number) <= budget) {
+    return '`max_tokens` must be greater than `thinking.budget_tokens`';
+  }
+  if (typeof body.temperature === 'number' && body.temperature !== 1) {
+    return '`temperature` may only be set to 1 when thinking is enabled';
+  }
+  const choice = (body.tool_choice as { type?: string } | undefined)?.type;
+  if (choice === 'any' || choice === 'tool') {
+    return 'Thinking may not be enabled when tool_choice forces tool use.';
+  }
+  const wrote = messages.findLastIndex(
+    (m) =>
+      m.role === 'user' && !(Array.isArray(m.content) && m.content.every((b) => b.type === 'tool_result')),
+  );
+  const loop = messages.slice(wrote + 1).filter((m) => m.role === 'assistant');
+  const blocks = (m: (typeof loop)[number] | undefined) => (Array.isArray(m?.content) ? m.content : []);
+  const first = blocks(loop[0])[0]?.type ?? 'text';
+  if (loop.some((m) => blocks(m).some((b) => b.type === 'tool_use')) && !first.includes('thinking')) {
+    return `messages.${messages.indexOf(loop[0] as never)}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks).`;
+  }
+  return null;
+}
+
 /** `fields`: fields a newer API knows besides these (a future field a test sends through). */
 export function gatekeeper(apiKey: string, fields: string[] = []): Gatekeeper {
   const known = new Set([...FIELDS, ...fields]);
@@ -204,6 +240,8 @@ export function gatekeeper(apiKey: string, fields: string[] = []): Gatekeeper {
     }
     // Current models take system messages in the conversation: the turns around them alternate.
     const messages = (body.messages ?? []).filter((m) => m.role !== 'system');
+    const thinking = thinkingProblem(body, messages);
+    if (thinking) return bad(thinking);
     for (const [i, m] of messages.entries()) {
       if (m.role !== 'user' && m.role !== 'assistant') {
         return bad(

@@ -29,7 +29,32 @@ export function RequestConfigTab({ form }: { form: GateFormApi }) {
         <h3>Structured output</h3>
       </div>
       <StructuredOutputFields form={form} />
+      <div className="subsection">
+        <h3>Other API formats</h3>
+      </div>
+      <StrictHostedToolsField form={form} />
     </>
+  );
+}
+
+/**
+ * What a request in another family's format (/v1/messages to an OpenAI model, /v1/responses to
+ * an Anthropic one) does with hosted tools its model cannot run: left out, or refused.
+ */
+export function StrictHostedToolsField({ form }: { form: GateFormApi }) {
+  return (
+    <Toggle
+      id="strictHostedTools"
+      label="Refuse hosted tools the model cannot run"
+      hint="A request in another provider's format (Codex on an Anthropic model, Claude Code on an OpenAI one) may name tools that only that provider runs: web search, tool search, code interpreter, file search, Anthropic's server tools. Off: they are left out, and named in the x-gatehouse-dropped-fields header and the log. On: the request is refused with a 400 naming the tool and the model."
+    >
+      <input
+        id="strictHostedTools"
+        type="checkbox"
+        className="check"
+        {...form.register('strictHostedTools')}
+      />
+    </Toggle>
   );
 }
 
