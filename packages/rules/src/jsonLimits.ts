@@ -9,6 +9,10 @@
  */
 import { z } from 'zod';
 
+/** A JSON object (not an array, not null): what a body, a block or a tool is read as. */
+export const isJsonObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
 /**
  * Members of a JSON value: the keys of its objects and the items of its arrays, at every level
  * (`{"a":[1,2]}` has 3). What walking, copying or compiling the value costs grows with them.

@@ -4,6 +4,7 @@
  * function of one string argument, `input`, and its calls go back to the client in the custom
  * shape, the text unwrapped from the arguments JSON (whole, or piece by piece as it streams).
  */
+import { isJsonObject } from '@gatehouse/rules/jsonLimits';
 
 /** The function tool a custom tool becomes: one string argument, `input`, carries its text. */
 export function customToolFunction(name: string, description: string | null | undefined) {
@@ -22,9 +23,6 @@ export function customToolFunction(name: string, description: string | null | un
 /** A custom tool's call as function arguments (the other way, for a conversation's history). */
 export const customArguments = (input: unknown) => JSON.stringify({ input: input ?? '' });
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /**
  * The names of a body's custom tools, in either OpenAI wire format: Responses keeps the name on
  * the tool (`{type: "custom", name}`), chat completions under `custom` (`{type: "custom", custom: {name}}`).
@@ -33,8 +31,8 @@ export function customToolNames(tools: unknown): ReadonlySet<string> {
   const names = new Set<string>();
   if (!Array.isArray(tools)) return names;
   for (const t of tools) {
-    if (!isObject(t) || t.type !== 'custom') continue;
-    const name = isObject(t.custom) ? t.custom.name : t.name;
+    if (!isJsonObject(t) || t.type !== 'custom') continue;
+    const name = isJsonObject(t.custom) ? t.custom.name : t.name;
     if (typeof name === 'string') names.add(name);
   }
   return names;
@@ -47,7 +45,7 @@ export function customToolNames(tools: unknown): ReadonlySet<string> {
 export function customInputOf(args: string): string {
   try {
     const parsed: unknown = JSON.parse(args);
-    if (isObject(parsed) && typeof parsed.input === 'string') return parsed.input;
+    if (isJsonObject(parsed) && typeof parsed.input === 'string') return parsed.input;
   } catch {
     // Not JSON: the model wrote the text itself.
   }

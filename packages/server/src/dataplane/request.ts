@@ -3,7 +3,7 @@
  * /v1/chat/completions (OpenAI's wire format). Both parse into one ChatRequest.
  */
 
-import { boundedJsonObject, boundedMetadata } from '@gatehouse/rules/jsonLimits';
+import { boundedJsonObject, boundedMetadata, isJsonObject } from '@gatehouse/rules/jsonLimits';
 import { z } from 'zod';
 import { parseWith, ValidationError } from '../domain/errors.ts';
 import {
@@ -268,24 +268,21 @@ export function fromOpenAI(body: z.infer<typeof openAIChatSchema>, modelIsGate: 
 
 const CHAT_FIELDS = new Set(Object.keys(openAIChatSchema.shape));
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /**
  * A chat-completions body without what a translation cannot carry, and the names of what was
  * left out (fields, `tools.<type>`): custom tools become function tools of one string argument,
  * and their calls in the conversation calls of those functions.
  */
 export function chatTranslatable(body: unknown): { body: unknown; dropped: string[] } {
-  if (!isObject(body)) return { body, dropped: [] };
+  if (!isJsonObject(body)) return { body, dropped: [] };
   const dropped: string[] = [];
   const kept = knownFields(body, CHAT_FIELDS, dropped);
   if (Array.isArray(kept.messages)) {
     // A custom tool's earlier calls become calls of its function, the text its `input`.
     kept.messages = kept.messages.map((m) => {
-      if (!isObject(m) || !Array.isArray(m.tool_calls)) return m;
+      if (!isJsonObject(m) || !Array.isArray(m.tool_calls)) return m;
       const calls = m.tool_calls.map((c) =>
-        isObject(c) && c.type === 'custom' && isObject(c.custom)
+        isJsonObject(c) && c.type === 'custom' && isJsonObject(c.custom)
           ? {
               id: c.id,
               type: 'function',
@@ -297,12 +294,12 @@ export function chatTranslatable(body: unknown): { body: unknown; dropped: strin
     });
   }
   const choice = kept.tool_choice;
-  if (isObject(choice) && choice.type === 'custom' && isObject(choice.custom)) {
+  if (isJsonObject(choice) && choice.type === 'custom' && isJsonObject(choice.custom)) {
     kept.tool_choice = { type: 'function', function: { name: choice.custom.name } };
   }
   if (Array.isArray(kept.tools)) {
     kept.tools = kept.tools.flatMap((t) => {
-      if (!isObject(t) || t.type === 'function') return [t];
+      if (!isJsonObject(t) || t.type === 'function') return [t];
       const custom = t.custom as { name?: unknown; description?: unknown } | undefined;
       if (t.type === 'custom' && typeof custom?.name === 'string') {
         return [

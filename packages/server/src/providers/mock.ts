@@ -11,6 +11,7 @@
  *   [mock:badjson] / [mock:badjson@MODEL]   answer with text that is not JSON
  *   [mock:role=NAME]           as an agent gate's router, pick the sub-gate with role NAME
  */
+import { isJsonObject } from '@gatehouse/rules/jsonLimits';
 import {
   type CallOptions,
   type ChatCompletion,
@@ -64,9 +65,6 @@ export function sampleOf(schema: unknown): unknown {
   }
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
 const estimateTokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
 
 function answerText(model: string, params: ChatParams, prompt: string, directives: Directives): string {
@@ -77,7 +75,7 @@ function answerText(model: string, params: ChatParams, prompt: string, directive
     if (format.type === 'json_schema') {
       const sample = sampleOf(format.json_schema.schema);
       // [mock:role=NAME] answers an agent gate's router with that role (dynamic orchestration).
-      return JSON.stringify(role !== undefined && isRecord(sample) ? { ...sample, role } : sample);
+      return JSON.stringify(role !== undefined && isJsonObject(sample) ? { ...sample, role } : sample);
     }
     return JSON.stringify({ echo: prompt });
   }

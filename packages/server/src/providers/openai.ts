@@ -2,6 +2,7 @@
  * OpenAI's chat-completions wire format, for OpenAI itself and the compatible family (Groq,
  * DeepSeek, xAI, Together, OpenRouter, Ollama, vLLM) and, with its few differences, Mistral.
  */
+import { isJsonObject } from '@gatehouse/rules/jsonLimits';
 import { sha256 } from '../domain/secrets.ts';
 import { setOrDelete } from './anthropic.ts';
 import { postJson, postSse } from './http.ts';
@@ -190,9 +191,6 @@ export function openAIRequestBody(
 
 type Forwarded = ChatParams & { forward: Forward };
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /**
  * The client's own chat-completions body with the gate's changes: the model, the gate's system
  * prompt as the first messages, the parameters the merge decided (the output cap in the field
@@ -221,7 +219,7 @@ export function openAIForwardBody(dialect: OpenAIDialect, model: string, params:
     body.stream = true;
     if (dialect.streamOptions) {
       body.stream_options = {
-        ...(isObject(body.stream_options) && body.stream_options),
+        ...(isJsonObject(body.stream_options) && body.stream_options),
         include_usage: true,
       };
     }
@@ -247,7 +245,7 @@ export function responsesForwardBody(model: string, params: Forwarded, stream: b
   const format = params.responseFormat;
   if (format) {
     body.text = {
-      ...(isObject(body.text) && body.text),
+      ...(isJsonObject(body.text) && body.text),
       format:
         format.type === 'json_schema' ? { type: format.type, ...format.json_schema } : { type: format.type },
     };
@@ -548,7 +546,7 @@ export function createOpenAIAdapter(dialect: OpenAIDialect): ProviderAdapter {
     }
     const url = `${dialect.url}${f.query}`;
     if (!options.onDelta) return complete(url, sent, body, options, true);
-    const asked = isObject(f.body.stream_options) && f.body.stream_options.include_usage === true;
+    const asked = isJsonObject(f.body.stream_options) && f.body.stream_options.include_usage === true;
     return stream(url, sent, body, options, { usageChunk: asked });
   }
 

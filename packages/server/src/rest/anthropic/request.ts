@@ -5,7 +5,7 @@
  * what has no meaning there. What only Anthropic reads (cache marks, thinking, is_error) rides
  * along in the translation too; the other adapters drop it.
  */
-import { boundedJsonObject } from '@gatehouse/rules/jsonLimits';
+import { boundedJsonObject, isJsonObject } from '@gatehouse/rules/jsonLimits';
 import { z } from 'zod';
 import { type ChatRequest, doorFields, knownFields, withForward } from '../../dataplane/request.ts';
 import { parseWith } from '../../domain/errors.ts';
@@ -273,31 +273,30 @@ const BLOCKS_OF: Record<string, ReadonlySet<string>> = {
 };
 const RESULT_BLOCKS = new Set(['text', 'image']);
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /**
  * The body without what a translation cannot carry (unknown fields, content block types and
  * server tools), and the names of what was left out: `context_management`, `content.document`,
  * `tools.web_search_20250305`. A turn left with no blocks is left out whole.
  */
 export function translatable(body: unknown): { body: unknown; dropped: string[] } {
-  if (!isObject(body)) return { body, dropped: [] };
+  if (!isJsonObject(body)) return { body, dropped: [] };
   const dropped: string[] = [];
   const kept = knownFields(body, TRANSLATED_FIELDS, dropped);
   const keepBlocks = (content: unknown, known: ReadonlySet<string> | undefined) => {
     if (!Array.isArray(content) || !known) return content;
     return content.filter((b) => {
-      if (!isObject(b) || typeof b.type !== 'string' || known.has(b.type)) return true;
+      if (!isJsonObject(b) || typeof b.type !== 'string' || known.has(b.type)) return true;
       dropped.push(`content.${b.type}`);
       return false;
     });
   };
   if (Array.isArray(kept.messages)) {
     kept.messages = kept.messages.flatMap((m) => {
-      if (!isObject(m) || !Array.isArray(m.content)) return [m];
+      if (!isJsonObject(m) || !Array.isArray(m.content)) return [m];
       const content = (keepBlocks(m.content, BLOCKS_OF[String(m.role)]) as unknown[]).map((b) =>
-        isObject(b) && b.type === 'tool_result' ? { ...b, content: keepBlocks(b.content, RESULT_BLOCKS) } : b,
+        isJsonObject(b) && b.type === 'tool_result'
+          ? { ...b, content: keepBlocks(b.content, RESULT_BLOCKS) }
+          : b,
       );
       return content.length === 0 && m.content.length > 0 ? [] : [{ ...m, content }];
     });
@@ -307,7 +306,7 @@ export function translatable(body: unknown): { body: unknown; dropped: string[] 
   if (Array.isArray(kept.tools)) {
     // Server tools (web search, code execution…) run at Anthropic: another provider cannot run them.
     kept.tools = kept.tools.filter((t) => {
-      if (!isObject(t) || t.type === undefined || t.type === null || t.type === 'custom') return true;
+      if (!isJsonObject(t) || t.type === undefined || t.type === null || t.type === 'custom') return true;
       dropped.push(`tools.${String(t.type)}`);
       return false;
     });

@@ -5,7 +5,7 @@
  * keeps no responses: translated, the whole conversation comes as `input`, and what would need
  * stored state is refused by name.
  */
-import { boundedJsonObject } from '@gatehouse/rules/jsonLimits';
+import { boundedJsonObject, isJsonObject } from '@gatehouse/rules/jsonLimits';
 import { z } from 'zod';
 import { customArguments, customToolFunction } from '../../dataplane/customTools.ts';
 import {
@@ -258,9 +258,6 @@ const PARTS_OF: Record<string, ReadonlySet<string>> = {
   developer: new Set(['input_text', 'output_text']),
 };
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /**
  * The body without what a translation cannot carry, and the names of what was left out:
  * unknown fields (`reasoning`, `include`, `text.verbosity`), item and part types
@@ -269,29 +266,29 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
  * calls and outputs.
  */
 export function translatable(body: unknown): { body: unknown; dropped: string[] } {
-  if (!isObject(body)) return { body, dropped: [] };
+  if (!isJsonObject(body)) return { body, dropped: [] };
   const dropped: string[] = [];
   const kept = knownFields(body, TRANSLATED_FIELDS, dropped);
-  if (isObject(kept.reasoning)) {
+  if (isJsonObject(kept.reasoning)) {
     const { effort, ...settings } = kept.reasoning;
     dropped.push(...Object.keys(settings).map((k) => `reasoning.${k}`));
     kept.reasoning = effort === undefined ? {} : { effort };
   }
-  if (isObject(kept.text)) {
+  if (isJsonObject(kept.text)) {
     const { format, ...settings } = kept.text;
     dropped.push(...Object.keys(settings).map((k) => `text.${k}`));
     kept.text = format === undefined ? {} : { format };
   }
   if (Array.isArray(kept.input)) {
     kept.input = kept.input.flatMap((item) => {
-      if (!isObject(item)) return [item];
+      if (!isJsonObject(item)) return [item];
       const type = item.type ?? (item.role !== undefined ? 'message' : undefined);
       switch (type) {
         case 'message': {
           const known = PARTS_OF[String(item.role)];
           if (!Array.isArray(item.content) || !known) return [item];
           const content = item.content.filter((p) => {
-            if (!isObject(p) || typeof p.type !== 'string' || known.has(p.type)) return true;
+            if (!isJsonObject(p) || typeof p.type !== 'string' || known.has(p.type)) return true;
             dropped.push(`content.${p.type}`);
             return false;
           });
@@ -320,7 +317,7 @@ export function translatable(body: unknown): { body: unknown; dropped: string[] 
   if (Array.isArray(kept.tools)) {
     // Hosted tools (web search, tool search, code interpreter…) run at OpenAI: another provider cannot.
     kept.tools = kept.tools.flatMap((t) => {
-      if (!isObject(t) || t.type === 'function') return [t];
+      if (!isJsonObject(t) || t.type === 'function') return [t];
       if (t.type === 'custom' && typeof t.name === 'string') {
         return [{ type: 'function', ...customToolFunction(t.name, t.description as string | undefined) }];
       }
@@ -329,7 +326,7 @@ export function translatable(body: unknown): { body: unknown; dropped: string[] 
     });
   }
   const choice = kept.tool_choice;
-  if (isObject(choice) && choice.type !== 'function') {
+  if (isJsonObject(choice) && choice.type !== 'function') {
     if (choice.type === 'custom') kept.tool_choice = { type: 'function', name: choice.name };
     else {
       dropped.push(`tool_choice.${String(choice.type)}`);
