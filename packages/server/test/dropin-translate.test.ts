@@ -407,3 +407,41 @@ describe('hosted tools a model of another family cannot run', () => {
     expect(read.data?.gate.strictHostedTools).toBe(true);
   });
 });
+
+describe('what a translation leaves out, named whatever the client sent', () => {
+  // A tool type nested 2,000 deep (found by property-security) once made naming it overflow the
+  // stack (502 "failed inside the gateway"); a key with a line break would be no header value.
+  const deep = (n: number): unknown => (n === 0 ? 'x' : [deep(n - 1)]);
+
+  it('names an unknown tool type by its kind and a strange key in printable ASCII, on every route', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, { model: 'mock/echo' });
+    const odd = { 'weird\nkey,é': 1 };
+    const routes: [string, unknown][] = [
+      [
+        '/v1/chat/completions',
+        { model: 'x', messages: say('hi'), tools: [{ type: deep(2000), function: { name: 'f' } }], ...odd },
+      ],
+      ['/v1/responses', { model: 'x', input: 'hi', tools: [{ type: deep(2000) }], ...odd }],
+      [
+        '/v1/messages',
+        { model: 'x', max_tokens: 10, messages: say('hi'), tools: [{ type: deep(2000), name: 't' }], ...odd },
+      ],
+    ];
+    for (const [path, body] of routes) {
+      const res = await app.request(path, {
+        method: 'POST',
+        headers: { ...user.auth, 'x-gatehouse-gate-id': gate.id },
+        json: body,
+      });
+      const text = await res.text();
+      expect(res.status, `${path}: ${text}`).toBeLessThan(500);
+      if (res.status === 200) {
+        const dropped = res.headers.get('x-gatehouse-dropped-fields') ?? '';
+        expect(dropped, path).toContain('tools.object');
+        expect(dropped, path).toContain('weird?key??');
+        expect(dropped.length, path).toBeLessThan(1000);
+      }
+    }
+  });
+});

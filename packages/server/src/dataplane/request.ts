@@ -192,6 +192,17 @@ export type ChatRequest = {
 };
 
 /**
+ * A name for what a translation left out, as a response header and a log entry can carry it: a
+ * client's key or type as printable ASCII without commas, at most 64 characters, or the kind of
+ * value where it is no string (a type may be anything a client sends, an array nested 2,000 deep).
+ */
+export function dropName(value: unknown, within?: string): string {
+  const name =
+    typeof value === 'string' ? value.replace(/[^\x21-\x2b\x2d-\x7e]/g, '?').slice(0, 64) : typeof value;
+  return within === undefined ? name : `${within}.${name}`;
+}
+
+/**
  * `body` with only the `known` fields; the others are named in `dropped` (a translation to
  * another family leaves them out, and says so).
  */
@@ -199,7 +210,7 @@ export function knownFields(body: Record<string, unknown>, known: ReadonlySet<st
   const kept: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(body)) {
     if (known.has(key)) kept[key] = value;
-    else dropped.push(key);
+    else dropped.push(dropName(key));
   }
   return kept;
 }
@@ -309,7 +320,7 @@ export function chatTranslatable(body: unknown): { body: unknown; dropped: strin
           },
         ];
       }
-      dropped.push(`tools.${String(t.type)}`);
+      dropped.push(dropName(t.type, 'tools'));
       return [];
     });
   }

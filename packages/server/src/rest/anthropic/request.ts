@@ -7,7 +7,7 @@
  */
 import { boundedJsonObject, isJsonObject } from '@gatehouse/rules/jsonLimits';
 import { z } from 'zod';
-import { type ChatRequest, doorFields, knownFields, withForward } from '../../dataplane/request.ts';
+import { type ChatRequest, doorFields, dropName, knownFields, withForward } from '../../dataplane/request.ts';
 import { parseWith } from '../../domain/errors.ts';
 import {
   type CacheControl,
@@ -286,7 +286,7 @@ export function translatable(body: unknown): { body: unknown; dropped: string[] 
     if (!Array.isArray(content) || !known) return content;
     return content.filter((b) => {
       if (!isJsonObject(b) || typeof b.type !== 'string' || known.has(b.type)) return true;
-      dropped.push(`content.${b.type}`);
+      dropped.push(dropName(b.type, 'content'));
       return false;
     });
   };
@@ -307,7 +307,7 @@ export function translatable(body: unknown): { body: unknown; dropped: string[] 
     // Server tools (web search, code execution…) run at Anthropic: another provider cannot run them.
     kept.tools = kept.tools.filter((t) => {
       if (!isJsonObject(t) || t.type === undefined || t.type === null || t.type === 'custom') return true;
-      dropped.push(`tools.${String(t.type)}`);
+      dropped.push(dropName(t.type, 'tools'));
       return false;
     });
   }

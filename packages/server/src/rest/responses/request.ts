@@ -11,6 +11,7 @@ import { customArguments, customToolFunction } from '../../dataplane/customTools
 import {
   type ChatRequest,
   doorFields,
+  dropName,
   imageUrl,
   jsonSchemaFormat,
   knownFields,
@@ -271,12 +272,12 @@ export function translatable(body: unknown): { body: unknown; dropped: string[] 
   const kept = knownFields(body, TRANSLATED_FIELDS, dropped);
   if (isJsonObject(kept.reasoning)) {
     const { effort, ...settings } = kept.reasoning;
-    dropped.push(...Object.keys(settings).map((k) => `reasoning.${k}`));
+    dropped.push(...Object.keys(settings).map((k) => dropName(k, 'reasoning')));
     kept.reasoning = effort === undefined ? {} : { effort };
   }
   if (isJsonObject(kept.text)) {
     const { format, ...settings } = kept.text;
-    dropped.push(...Object.keys(settings).map((k) => `text.${k}`));
+    dropped.push(...Object.keys(settings).map((k) => dropName(k, 'text')));
     kept.text = format === undefined ? {} : { format };
   }
   if (Array.isArray(kept.input)) {
@@ -289,7 +290,7 @@ export function translatable(body: unknown): { body: unknown; dropped: string[] 
           if (!Array.isArray(item.content) || !known) return [item];
           const content = item.content.filter((p) => {
             if (!isJsonObject(p) || typeof p.type !== 'string' || known.has(p.type)) return true;
-            dropped.push(`content.${p.type}`);
+            dropped.push(dropName(p.type, 'content'));
             return false;
           });
           return content.length === 0 && item.content.length > 0 ? [] : [{ ...item, content }];
@@ -309,7 +310,7 @@ export function translatable(body: unknown): { body: unknown; dropped: string[] 
         case 'custom_tool_call_output':
           return [{ type: 'function_call_output', call_id: item.call_id, output: item.output }];
         default:
-          dropped.push(`input.${String(type)}`);
+          dropped.push(dropName(type, 'input'));
           return [];
       }
     });
@@ -321,7 +322,7 @@ export function translatable(body: unknown): { body: unknown; dropped: string[] 
       if (t.type === 'custom' && typeof t.name === 'string') {
         return [{ type: 'function', ...customToolFunction(t.name, t.description as string | undefined) }];
       }
-      dropped.push(`tools.${String(t.type)}`);
+      dropped.push(dropName(t.type, 'tools'));
       return [];
     });
   }
@@ -329,7 +330,7 @@ export function translatable(body: unknown): { body: unknown; dropped: string[] 
   if (isJsonObject(choice) && choice.type !== 'function') {
     if (choice.type === 'custom') kept.tool_choice = { type: 'function', name: choice.name };
     else {
-      dropped.push(`tool_choice.${String(choice.type)}`);
+      dropped.push(dropName(choice.type, 'tool_choice'));
       delete kept.tool_choice;
     }
   }
