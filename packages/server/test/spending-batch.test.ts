@@ -6,6 +6,7 @@
  * spending reaches the limit.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LocalLedger } from '../src/dataplane/localLedger.ts';
 import { createSpendingAccumulator, isRefusal, reserve, settle } from '../src/dataplane/spending.ts';
 import type { Database } from '../src/db/client.ts';
 import { openTestDatabase } from './support/app.ts';
@@ -77,6 +78,24 @@ describe('reservations in one batch', () => {
     const row = await gateRow(gate.id);
     expect(Number(row.spendingCurrent)).toBe(0.75);
     expect(row.spendingStatus).toBe('active');
+  });
+});
+
+describe('a limit reached', () => {
+  it('refuses even a request whose worst case is nothing (a free model), in both ledgers', async () => {
+    const sqlGate = await blockGate(1);
+    expect(isRefusal(await reserve(sqlGate.id, 1))).toBe(false);
+    expect(await reserve(sqlGate.id, 0)).toMatchObject({ refused: true, reached: true, remaining: 0 });
+
+    const local = new LocalLedger();
+    const localGate = await blockGate(1);
+    expect(isRefusal(await local.reserve(localGate.id, 1))).toBe(false);
+    expect(await local.reserve(localGate.id, 0)).toMatchObject({
+      refused: true,
+      reached: true,
+      remaining: 0,
+    });
+    await local.close();
   });
 });
 

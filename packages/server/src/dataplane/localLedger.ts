@@ -107,7 +107,12 @@ export class LocalLedger implements SpendingLedger {
     const s = await this.load(gateId);
     if (!s) return { refused: true, reached: true, remaining: 0, limit: 0 };
     roll(s, new Date());
-    if (s.enforcement === 'block' && s.limit !== null && s.current + amount > s.limit) {
+    // A limit reached refuses even a request that costs nothing.
+    if (
+      s.enforcement === 'block' &&
+      s.limit !== null &&
+      (s.current >= s.limit || s.current + amount > s.limit)
+    ) {
       // Too big for what is left refuses this request only; the status follows spending alone.
       const remaining = Math.max(0, s.limit - s.current);
       return { refused: true, reached: remaining <= 0, remaining, limit: s.limit };

@@ -85,9 +85,12 @@ const RESERVE = `WITH RECURSIVE asked AS (
     FROM gate
     UNION ALL
     SELECT asked.ord,
-           walk.total + CASE WHEN NOT gate.blocking OR gate.current + walk.total + asked.amount <= gate.lim
+           walk.total + CASE WHEN NOT gate.blocking OR (gate.current + walk.total < gate.lim
+                                  AND gate.current + walk.total + asked.amount <= gate.lim)
                              THEN asked.amount ELSE 0 END,
-           walk.granted || (NOT gate.blocking OR gate.current + walk.total + asked.amount <= gate.lim),
+           -- A limit reached refuses even a request that costs nothing.
+           walk.granted || (NOT gate.blocking OR (gate.current + walk.total < gate.lim
+                                                  AND gate.current + walk.total + asked.amount <= gate.lim)),
            walk.remaining || GREATEST(coalesce(gate.lim, 0) - gate.current - walk.total, 0)
     FROM walk JOIN asked ON asked.ord = walk.ord + 1 CROSS JOIN gate
   ), decided AS (
