@@ -495,3 +495,78 @@ describe('the gate named in the model field', () => {
     expect(((await res.json()) as { error: { type: string } }).error.type).toBe('not_found_error');
   });
 });
+
+describe('a body as sent through a block limit: held to what the reservation bounds', () => {
+  const LIMITED = { spendingLimit: 5, spendingEnforcement: 'block' };
+
+  it('refuses what the bound cannot see (several choices, a stored conversation), naming it, before the provider', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, { model: 'openai/gpt-4o-mini', ...LIMITED });
+    const choices = await app.request('/v1/chat/completions', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${user.key}`, 'x-gatehouse-gate-id': gate.id },
+      json: { model: 'x', messages: say('hi'), n: 128, max_tokens: 4096 },
+    });
+    expect(choices.status).toBe(400);
+    expect(await choices.text()).toMatch(/\bn\b/);
+    const stored = await postResponses(
+      user,
+      { 'x-gatehouse-gate-id': gate.id },
+      { model: 'x', input: 'hi', previous_response_id: 'resp_1' },
+    );
+    expect(stored.status).toBe(400);
+    expect(await stored.text()).toMatch(/previous_response_id/);
+    expect(openai.upstream.requests).toHaveLength(0);
+  });
+
+  it('leaves out hosted tools billed per call and a dearer service tier, and names them', async () => {
+    const user = await signUpUser(app);
+    const limited = await createGate(app, user, { model: 'openai/gpt-4o-mini', ...LIMITED });
+    const body = {
+      model: 'x',
+      input: 'hi',
+      service_tier: 'priority',
+      tools: [{ type: 'web_search' }, { type: 'function', name: 'f', parameters: { type: 'object' } }],
+    };
+    openai.upstream.reply({
+      type: 'json',
+      body: responsesAnswer({ output: [], usage: { prompt: 9, completion: 2 } }),
+    });
+    const res = await postResponses(user, { 'x-gatehouse-gate-id': limited.id }, body);
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(res.headers.get('x-gatehouse-dropped-fields')).toBe('service_tier,tools.web_search');
+    const { service_tier: _tier, ...rest } = body;
+    // The block limit's output cap goes too (the gate has no maxTokens: the default 4,096).
+    expect(openai.upstream.last().body).toEqual({
+      ...rest,
+      model: 'gpt-4o-mini',
+      tools: [body.tools[1]],
+      max_output_tokens: 4096,
+    });
+
+    // Without a block limit the body goes as sent.
+    const open = await createGate(app, user, { model: 'openai/gpt-4o-mini' });
+    openai.upstream.reply({
+      type: 'json',
+      body: responsesAnswer({ output: [], usage: { prompt: 9, completion: 2 } }),
+    });
+    const unlimited = await postResponses(user, { 'x-gatehouse-gate-id': open.id }, body);
+    expect(unlimited.status).toBe(200);
+    expect(openai.upstream.last().body).toEqual({ ...body, model: 'gpt-4o-mini' });
+  });
+
+  it('leaves out Anthropic’s server tools on a block gate too', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, { model: 'anthropic/claude-sonnet-4-5', ...LIMITED });
+    anthropic.upstream.reply({ type: 'json', body: message({ usage: { input: 10, output: 3 } }) });
+    const res = await messages(app, user, gate.id, {
+      model: 'x',
+      max_tokens: 100,
+      messages: say('hi'),
+      tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 5 }, CLAUDE_CODE_TOOLS[0]],
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(res.headers.get('x-gatehouse-dropped-fields')).toBe('tools.web_search_20250305');
+    expect(anthropic.upstream.last().body.tools).toEqual([CLAUDE_CODE_TOOLS[0]]);
+  });
+});

@@ -19,7 +19,7 @@ import {
   textOf,
 } from '../providers/types.ts';
 import type { RolePicker } from './agent.ts';
-import { costOf, estimateUsage, withOutputCap, worstCaseCost } from './cost.ts';
+import { boundedForReservation, costOf, estimateUsage, worstCaseCost } from './cost.ts';
 import { mergeRequest } from './merge.ts';
 import {
   type PipelineDeps,
@@ -138,8 +138,8 @@ function chatKind(
       strictHostedTools = gate.strictHostedTools;
       return merged;
     },
-    // The reservation assumes an output cap: the provider must be held to the same one.
-    bounded: withOutputCap,
+    // The reservation assumes an output cap and a cost of tokens: what is sent is held to both.
+    bounded: boundedForReservation,
     worstCase: worstCaseCost,
     async attempt({ id, modelId, model, params, timing, deps, action }) {
       const adapter = deps.providers.adapter(model.provider);
@@ -178,7 +178,11 @@ function chatKind(
         error.unreached = true;
         throw error;
       }
-      const dropped = forward && !forwarding ? [...forward.dropped, ...translated.dropped] : [];
+      const dropped = !forward
+        ? []
+        : forwarding
+          ? (forward.withheld ?? [])
+          : [...forward.dropped, ...translated.dropped];
       const info: StreamStart = { id, model: modelId, ignoredOverrides, action, dropped };
       // With a JSON contract the answer is checked before any of it reaches the client.
       const buffered: StreamDelta[] = [];

@@ -1,6 +1,7 @@
 /** Tokens and dollars: from the provider's usage where it reports one, counted here where not. */
 import { findModel } from '../domain/catalog.ts';
 import { type ChatCompletion, type ChatParams, textOf, type Usage } from '../providers/types.ts';
+import { dropName } from './request.ts';
 
 /** Output tokens assumed for the worst case when neither the gate nor the client caps them. */
 export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
@@ -141,6 +142,42 @@ export async function estimateUsage(params: ChatParams, completion: ChatCompleti
  */
 export function withOutputCap(params: ChatParams): ChatParams {
   return params.maxTokens === undefined ? { ...params, maxTokens: DEFAULT_MAX_OUTPUT_TOKENS } : params;
+}
+
+/** Fields of a body as sent that change its price beyond its tokens. */
+const PRICED_FIELDS = ['service_tier', 'web_search_options'];
+/** Tools a provider runs itself and bills per call, beyond the tokens (by type, in either family). */
+const FEE_TOOLS = /^(web_search|web_fetch|file_search|code_interpreter|code_execution|image_generation|mcp)/;
+
+/**
+ * What is sent on a block limit, held to what the reservation bounds: the output cap, and a body
+ * forwarded as sent only where its cost is its tokens. A body with no translation carries what
+ * the bound cannot see (several choices, a stored conversation or prompt, a background run): it
+ * is refused with the reason. Hosted tools that bill per call and a dearer service tier are left
+ * out, and named (`withheld`).
+ */
+export function boundedForReservation(params: ChatParams): ChatParams {
+  const capped = withOutputCap(params);
+  const forward = capped.forward;
+  if (!forward) return capped;
+  if (forward.untranslatable) throw forward.untranslatable;
+  const withheld: string[] = [];
+  const body = { ...forward.body };
+  for (const field of PRICED_FIELDS) {
+    if (field in body) {
+      delete body[field];
+      withheld.push(field);
+    }
+  }
+  if (Array.isArray(body.tools)) {
+    body.tools = body.tools.filter((t) => {
+      const type = (t as { type?: unknown } | null)?.type;
+      if (typeof type !== 'string' || !FEE_TOOLS.test(type)) return true;
+      withheld.push(dropName(type, 'tools'));
+      return false;
+    });
+  }
+  return withheld.length === 0 ? capped : { ...capped, forward: { ...forward, body, withheld } };
 }
 
 /**

@@ -103,6 +103,11 @@ export type Forward = {
   /** What a translation to another family leaves out (fields, block and tool types). */
   dropped: string[];
   /**
+   * What a block limit kept out of the body as sent: what the reservation cannot bound (hosted
+   * tools' fees, a dearer service tier). Named like `dropped`, and sent in its place.
+   */
+  withheld?: string[];
+  /**
    * Why the body has no translation (the check that refused it): a gate with no model of the
    * client's family refuses the request with it, and such a model is never tried.
    */
