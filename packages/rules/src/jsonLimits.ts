@@ -32,28 +32,38 @@ export const JSON_OBJECT_LIMITS = {
  * microsecond a member on the thread that answers requests (100,000 metadata keys: 80-200 ms), so
  * the body's byte limit alone (10 MB for chat) would let one body hold it for a quarter second.
  */
-export const JSON_BODY_LIMITS = { maxMembers: 50_000 } as const;
+export const JSON_BODY_LIMITS = { maxMembers: 50_000, maxDepth: 512 } as const;
 
 /**
- * The members of JSON `text` (keys, and items of arrays as the commas between them and the first),
- * counting no further than `max + 1`: one pass over what lies outside strings, hopping over the
- * strings themselves. Not a validator: on text that is not JSON the count means little, and
- * JSON.parse refuses it next.
+ * The members of JSON `text` (keys, and items of arrays as the commas between them and the first)
+ * and how deep its containers nest, counting no further than `max.members + 1` or `max.depth + 1`:
+ * one pass over what lies outside strings, hopping over the strings themselves. Not a validator:
+ * on text that is not JSON the figures mean little, and JSON.parse refuses it next. The depth is
+ * bounded because JSON.parse builds what JSON.stringify cannot write back (past ~4,000 levels its
+ * stack overflows), and a body forwarded as sent is written back whole.
  */
-export function jsonTextMembers(text: string, max: number): number {
+export function jsonTextShape(
+  text: string,
+  max: { members: number; depth: number },
+): { members: number; depth: number } {
   let members = 0;
+  let depth = 0;
   // Whether each open container is an array.
   const arrays: boolean[] = [];
   // Numbers, literals and whitespace are skipped by the regular expression engine, not char by char.
   const structure = /["[\]{},:]/g;
   const nonSpace = /\S/y;
-  for (let found = structure.exec(text); found && members <= max; found = structure.exec(text)) {
+  for (
+    let found = structure.exec(text);
+    found && members <= max.members && depth <= max.depth;
+    found = structure.exec(text)
+  ) {
     const at = found.index;
     switch (found[0]) {
       case '"': {
         let end = text.indexOf('"', at + 1);
         while (end > 0 && isEscaped(text, end)) end = text.indexOf('"', end + 1);
-        if (end < 0) return members;
+        if (end < 0) return { members, depth };
         structure.lastIndex = end + 1;
         break;
       }
@@ -65,17 +75,68 @@ export function jsonTextMembers(text: string, max: number): number {
         break;
       case '[':
         arrays.push(true);
+        depth = Math.max(depth, arrays.length);
         nonSpace.lastIndex = at + 1;
         if (nonSpace.exec(text)?.[0] !== ']') members++; // its first item
         break;
       case '{':
         arrays.push(false);
+        depth = Math.max(depth, arrays.length);
         break;
       default:
         arrays.pop();
     }
   }
-  return members;
+  return { members, depth };
+}
+
+/**
+ * Where JSON `text` first nests deeper than `maxDepth`, as a dotted path of its first `segments`
+ * keys and indices (`messages.1.content.0.input.a…`): a second pass, made only for the message
+ * of a body refused for its depth.
+ */
+export function jsonTextDeepPath(text: string, maxDepth: number, segments = 8): string {
+  // Per open container: its key or index so far (arrays count their items).
+  const path: (string | number)[] = [];
+  const arrays: boolean[] = [];
+  const structure = /["[\]{},:]/g;
+  const nonSpace = /\S/y;
+  for (let found = structure.exec(text); found; found = structure.exec(text)) {
+    const at = found.index;
+    switch (found[0]) {
+      case '"': {
+        let end = text.indexOf('"', at + 1);
+        while (end > 0 && isEscaped(text, end)) end = text.indexOf('"', end + 1);
+        if (end < 0) return render(path, segments);
+        nonSpace.lastIndex = end + 1;
+        // A key: the string before a colon, in an object.
+        if (arrays.at(-1) === false && nonSpace.exec(text)?.[0] === ':')
+          path[path.length - 1] = text.slice(at + 1, end);
+        structure.lastIndex = end + 1;
+        break;
+      }
+      case ',':
+        if (arrays.at(-1)) path[path.length - 1] = (path.at(-1) as number) + 1;
+        break;
+      case '[':
+      case '{':
+        arrays.push(found[0] === '[');
+        path.push(found[0] === '[' ? 0 : '');
+        if (arrays.length > maxDepth) return render(path, segments);
+        break;
+      case ']':
+      case '}':
+        arrays.pop();
+        path.pop();
+        break;
+    }
+  }
+  return render(path, segments);
+}
+
+function render(path: (string | number)[], segments: number): string {
+  const shown = path.slice(0, -1).slice(0, segments).join('.');
+  return path.length - 1 > segments ? `${shown}…` : shown;
 }
 
 /** Whether the quote at `at` is escaped: an odd number of backslashes before it. */

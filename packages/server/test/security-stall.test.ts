@@ -136,6 +136,41 @@ describe('free-form objects: keys counted before they are parsed', () => {
     const native = await chat(app, user, gate.id, {}, { unknown_field: filler });
     await expectRefused(native, 400, '', new RegExp(`at most ${JSON_BODY_LIMITS.maxMembers} JSON members`));
   });
+
+  // JSON.parse builds what JSON.stringify cannot write back (its stack overflows past ~4,000
+  // levels), and a drop-in body is forwarded, costed and logged whole: a field the gateway does
+  // not read, nested 20,000 deep, made a 502 "failed inside the gateway".
+  it(`refuses a JSON body nested more than ${JSON_BODY_LIMITS.maxDepth} deep, naming where, on every route`, async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user);
+    const deep = `${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}`;
+    const routes: [string, string][] = [
+      [
+        '/v1/chat/completions',
+        `{"model":"gatehouse/${gate.id}","messages":[{"role":"user","content":"hi"}],"future":${deep}}`,
+      ],
+      ['/v1/responses', `{"model":"gatehouse/${gate.id}","input":"hi","future":${deep}}`],
+      [
+        '/v1/messages',
+        `{"model":"gatehouse/${gate.id}","max_tokens":9,"messages":[{"role":"user","content":"hi"}],"future":${deep}}`,
+      ],
+      [
+        '/v3/chat',
+        `{"gateId":"${gate.id}","data":{"messages":[{"role":"user","content":"hi"}]},"future":${deep}}`,
+      ],
+    ];
+    for (const [path, body] of routes) {
+      const res = await app.request(path, {
+        method: 'POST',
+        headers: { ...user.auth, 'content-type': 'application/json' },
+        body,
+      });
+      const text = await res.text();
+      expect(res.status, `${path}: ${text.slice(0, 300)}`).toBe(400);
+      expect(text, path).toMatch(new RegExp(`future\\.a\\.a.*more than ${JSON_BODY_LIMITS.maxDepth} deep`));
+    }
+    expect((await app.request('/readyz')).status).toBe(200);
+  });
 });
 
 /** A multipart body, as a stream that counts the parts it has handed over. */

@@ -1,6 +1,6 @@
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { JSON_BODY_LIMITS, jsonTextMembers } from '@gatehouse/rules/jsonLimits';
+import { JSON_BODY_LIMITS, jsonTextDeepPath, jsonTextShape } from '@gatehouse/rules/jsonLimits';
 import type { Context } from 'hono';
 import { DomainError, HTTP_STATUS, ValidationError } from '../domain/errors.ts';
 
@@ -112,12 +112,21 @@ export async function readJson(
     throw new ValidationError([{ path: '', message: 'request body is required' }]);
   }
   // Counted on the text first: JSON.parse's time grows with the members it builds.
-  const { maxMembers } = JSON_BODY_LIMITS;
-  if (jsonTextMembers(text, maxMembers) > maxMembers) {
+  const { maxMembers, maxDepth } = JSON_BODY_LIMITS;
+  const shape = jsonTextShape(text, { members: maxMembers, depth: maxDepth });
+  if (shape.members > maxMembers) {
     throw new ValidationError([
       {
         path: '',
         message: `request body must have at most ${maxMembers} JSON members (object keys and array items, at every level, together)`,
+      },
+    ]);
+  }
+  if (shape.depth > maxDepth) {
+    throw new ValidationError([
+      {
+        path: jsonTextDeepPath(text, maxDepth),
+        message: `nests objects and arrays more than ${maxDepth} deep (the whole body may nest at most ${maxDepth})`,
       },
     ]);
   }
