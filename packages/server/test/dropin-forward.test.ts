@@ -415,6 +415,27 @@ describe('/v1/responses on an OpenAI gate: Codex’s body as sent', () => {
   });
 });
 
+describe('what a translation leaves out is named within bounds', () => {
+  it('a body of 49,990 unknown keys (near the bound on members) names 20 of them and counts the rest, in the header and the log', async () => {
+    const user = await signUpUser(app);
+    // The mock provider is of another family than chat completions: the body is translated.
+    const gate = await createGate(app, user, { model: 'mock/echo' });
+    const body: Record<string, unknown> = { model: 'gpt-4o', messages: [{ role: 'user', content: 'Hi' }] };
+    for (let i = 0; i < 49_990; i++) body[`unknown_${i}`] = 1;
+    const res = await app.request('/v1/chat/completions', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${user.key}`, 'x-gatehouse-gate-id': gate.id },
+      json: body,
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const dropped = res.headers.get('x-gatehouse-dropped-fields')?.split(',');
+    expect(dropped).toEqual([...Array.from({ length: 20 }, (_, i) => `unknown_${i}`), '+49970-more']);
+    const [entry] = await logEntriesOf(app, gate.id);
+    const told = entry?.ignoredOverrides.filter((o) => o.startsWith('dropped:'));
+    expect(told).toEqual(dropped?.map((d) => `dropped:${d}`));
+  });
+});
+
 describe('/v1/responses on an Anthropic gate: Codex’s body translated', () => {
   it('answers, with the custom tool as a function of one string, hosted tools and unknown fields named', async () => {
     const user = await signUpUser(app);
