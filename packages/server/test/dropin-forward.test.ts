@@ -415,6 +415,64 @@ describe('/v1/responses on an OpenAI gate: Codex’s body as sent', () => {
   });
 });
 
+describe('the client’s query string: only what a provider reads goes on', () => {
+  it('/v1/messages?beta=true&evil=1 reaches Anthropic as ?beta=true', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, { model: 'anthropic/claude-sonnet-4-5' });
+    anthropic.upstream.reply({ type: 'json', body: message({}) });
+    const res = await app.request('/v1/messages?beta=true&evil=1&api_key=sk-other', {
+      method: 'POST',
+      headers: { 'x-api-key': user.key, 'x-gatehouse-gate-id': gate.id },
+      json: CLAUDE_CODE_BODY,
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(anthropic.upstream.last().path).toBe('/v1/messages?beta=true');
+  });
+
+  it('/v1/responses?evil=1 reaches OpenAI with no query, and a beta value is encoded', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, { model: 'openai/gpt-4o-mini' });
+    openai.upstream.reply({ type: 'json', body: responsesAnswer({ output: [] }) });
+    const res = await app.request('/v1/responses?evil=1', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${user.key}`, 'x-gatehouse-gate-id': gate.id },
+      json: CODEX_BODY,
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(openai.upstream.last().path).toBe('/v1/responses');
+
+    anthropic.upstream.reply({ type: 'json', body: message({}) });
+    const anthropicGate = await createGate(app, user, { model: 'anthropic/claude-sonnet-4-5' });
+    await app.request('/v1/messages?beta=a%26evil%3D1', {
+      method: 'POST',
+      headers: { 'x-api-key': user.key, 'x-gatehouse-gate-id': anthropicGate.id },
+      json: CLAUDE_CODE_BODY,
+    });
+    expect(anthropic.upstream.last().path).toBe('/v1/messages?beta=a%26evil%3D1');
+  });
+});
+
+describe('what a translation leaves out is named within bounds', () => {
+  it('a body of 49,990 unknown keys (near the bound on members) names 20 of them and counts the rest, in the header and the log', async () => {
+    const user = await signUpUser(app);
+    // The mock provider is of another family than chat completions: the body is translated.
+    const gate = await createGate(app, user, { model: 'mock/echo' });
+    const body: Record<string, unknown> = { model: 'gpt-4o', messages: [{ role: 'user', content: 'Hi' }] };
+    for (let i = 0; i < 49_990; i++) body[`unknown_${i}`] = 1;
+    const res = await app.request('/v1/chat/completions', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${user.key}`, 'x-gatehouse-gate-id': gate.id },
+      json: body,
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const dropped = res.headers.get('x-gatehouse-dropped-fields')?.split(',');
+    expect(dropped).toEqual([...Array.from({ length: 20 }, (_, i) => `unknown_${i}`), '+49970-more']);
+    const [entry] = await logEntriesOf(app, gate.id);
+    const told = entry?.ignoredOverrides.filter((o) => o.startsWith('dropped:'));
+    expect(told).toEqual(dropped?.map((d) => `dropped:${d}`));
+  });
+});
+
 describe('/v1/responses on an Anthropic gate: Codex’s body translated', () => {
   it('answers, with the custom tool as a function of one string, hosted tools and unknown fields named', async () => {
     const user = await signUpUser(app);

@@ -466,6 +466,44 @@ describe('transcription providers and OpenAI’s /v1/audio routes', () => {
     expect(Number(res.headers.get('x-gatehouse-cost-usd'))).toBeCloseTo((4 / 60) * (0.111 / 60), 12);
   });
 
+  it('reads parts named __proto__, fields, file or multipart as ordinary parts', async () => {
+    const user = await signUpUser(app);
+    const gate = await sttGate(user);
+    const headers = { ...user.auth, 'x-gatehouse-gate-id': gate.id };
+    const res = await app.request('/v1/audio/transcriptions', {
+      method: 'POST',
+      headers,
+      body: multipart(
+        { model: 'mock/stt', ['__proto__']: 'x', fields: 'x', file: 'not the audio', multipart: 'no' },
+        { data: silence(2), name: 'a.wav', type: 'audio/wav' },
+      ),
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(await res.json()).toEqual({
+      text: 'Mock transcript of 2 seconds of audio.',
+      usage: { type: 'duration', seconds: 2 },
+    });
+
+    // A file part named __proto__ is no `file`: refused as missing, not made the parts' prototype.
+    const form = multipart({ model: 'mock/stt' });
+    form.append('__proto__', new Blob([new Uint8Array(silence(1))], { type: 'audio/wav' }), 'p.wav');
+    const misnamed = await app.request('/v1/audio/transcriptions', { method: 'POST', headers, body: form });
+    expect(misnamed.status).toBe(400);
+    expect(((await misnamed.json()) as { error: { param: string } }).error.param).toBe('file');
+
+    // The native route names a field it does not know, __proto__ as any other.
+    const native = await app.request('/v3/stt', {
+      method: 'POST',
+      headers: user.auth,
+      body: multipart(
+        { gateId: gate.id, ['__proto__']: 'x' },
+        { data: silence(1), name: 'a.wav', type: 'audio/wav' },
+      ),
+    });
+    expect(native.status).toBe(400);
+    expect(await native.text()).toContain('__proto__');
+  });
+
   it('refuses in OpenAI’s shape: a file that is not audio, and no file', async () => {
     const user = await signUpUser(app);
     const gate = await sttGate(user);

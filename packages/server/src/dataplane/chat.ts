@@ -33,7 +33,7 @@ import {
   type TaskRequestBase,
 } from './pipeline.ts';
 import { EFFORT_FIELD, reasoningFor } from './reasoning.ts';
-import type { ChatRequest } from './request.ts';
+import { type ChatRequest, droppedTold } from './request.ts';
 import { formatViolation, schemaProblem, withInjectedFormat } from './structured.ts';
 
 export type { Attempt } from './pipeline.ts';
@@ -178,11 +178,10 @@ function chatKind(
         error.unreached = true;
         throw error;
       }
+      // Told from here on (headers, log entry), so bounded; the hosted tools above were read in full.
       const dropped = !forward
         ? []
-        : forwarding
-          ? (forward.withheld ?? [])
-          : [...forward.dropped, ...translated.dropped];
+        : droppedTold(forwarding ? (forward.withheld ?? []) : [...forward.dropped, ...translated.dropped]);
       const info: StreamStart = { id, model: modelId, ignoredOverrides, action, dropped };
       // With a JSON contract the answer is checked before any of it reaches the client.
       const buffered: StreamDelta[] = [];

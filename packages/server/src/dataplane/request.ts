@@ -202,6 +202,19 @@ export function dropName(value: unknown, within?: string): string {
   return within === undefined ? name : `${within}.${name}`;
 }
 
+/** How many of the names a translation left out are told (a response header, a log entry). */
+export const MAX_DROPPED_NAMES = 20;
+
+/**
+ * What a translation left out, as it is told: the first MAX_DROPPED_NAMES names, then how many
+ * more (`+49980-more`, a header value without spaces or commas). A body of 50,000 unknown keys
+ * named them all in a 3 MB header clients refused.
+ */
+export function droppedTold(dropped: string[]): string[] {
+  if (dropped.length <= MAX_DROPPED_NAMES) return dropped;
+  return [...dropped.slice(0, MAX_DROPPED_NAMES), `+${dropped.length - MAX_DROPPED_NAMES}-more`];
+}
+
 /**
  * `body` with only the `known` fields; the others are named in `dropped` (a translation to
  * another family leaves them out, and says so).

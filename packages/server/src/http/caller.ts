@@ -25,6 +25,13 @@ export function callerOf(c: Context<ActorEnv>, endpoint: string, body: unknown):
 /** Headers a drop-in route forwards to a provider of its own family: the betas the client asked for. */
 const BETA_HEADERS = ['anthropic-beta', 'openai-beta'];
 
+/**
+ * Query parameters a drop-in route forwards to a provider of its own family: Anthropic's `beta`
+ * (Claude Code's `?beta=true`). Any other was appended to the provider's URL as sent, where it
+ * could name whatever the provider reads from a query.
+ */
+const FORWARDED_QUERY = ['beta'];
+
 /** What a drop-in request carries besides its body, for a provider of its own family. */
 export function sentOf(c: Context): Pick<Forward, 'headers' | 'query'> {
   const headers: Record<string, string> = {};
@@ -32,7 +39,10 @@ export function sentOf(c: Context): Pick<Forward, 'headers' | 'query'> {
     const value = c.req.header(name);
     if (value !== undefined) headers[name] = value;
   }
-  const url = c.req.url;
-  const at = url.indexOf('?');
-  return { headers, query: at === -1 ? '' : url.slice(at) };
+  const query: Record<string, string> = {};
+  for (const name of FORWARDED_QUERY) {
+    const value = c.req.query(name);
+    if (value !== undefined) query[name] = value;
+  }
+  return { headers, query };
 }

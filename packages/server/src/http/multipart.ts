@@ -44,8 +44,10 @@ export async function readMultipart(c: Context, maxBytes: number): Promise<Multi
   } catch {
     throw refuse('', 'request body is not valid multipart form data (its content-type needs a boundary)');
   }
-  const fields: Record<string, string> = {};
-  const files: Record<string, File> = {};
+  // Without a prototype, a part named `__proto__` is a name like any other: on a plain object,
+  // a file part of that name became the object's prototype.
+  const fields: Record<string, string> = Object.create(null);
+  const files: Record<string, File> = Object.create(null);
   const reading: Promise<void>[] = [];
   let problem: Error | null = null;
   const fail = (error: Error) => {

@@ -1,5 +1,5 @@
 /** Anthropic's Messages API (POST /v1/messages), plain and streamed. */
-import { postJson, postSse } from './http.ts';
+import { postJson, postSse, withQuery } from './http.ts';
 import {
   type CacheControl,
   type CallOptions,
@@ -458,7 +458,7 @@ export function createAnthropicAdapter(opts: {
 
   async function forward(model: string, params: ChatParams & { forward: Forward }, options: CallOptions) {
     const body = anthropicForwardBody(model, params, Boolean(options.onDelta));
-    const target = `${url}${params.forward.query}`;
+    const target = withQuery(url, params.forward.query);
     const headers = forwardHeaders(params.forward);
     if (options.onDelta) return stream(target, headers, body, options, true);
     return resultOf(body, (await postJson(target, headers, body, options.signal)) as WireResponse, true);

@@ -253,3 +253,15 @@ export async function postSse(
     throw networkError(error, signal);
   }
 }
+
+/**
+ * `url` with a drop-in request's query parameters (Forward.query) added, after any the
+ * provider's base URL already has, each encoded.
+ */
+export function withQuery(url: string, query: Record<string, string>): string {
+  const names = Object.keys(query);
+  if (names.length === 0) return url;
+  const target = new URL(url);
+  for (const name of names) target.searchParams.append(name, query[name] as string);
+  return target.toString();
+}

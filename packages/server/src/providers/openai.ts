@@ -5,7 +5,7 @@
 import { isJsonObject } from '@gatehouse/rules/jsonLimits';
 import { sha256 } from '../domain/secrets.ts';
 import { setOrDelete } from './anthropic.ts';
-import { postJson, postSse } from './http.ts';
+import { postJson, postSse, withQuery } from './http.ts';
 import {
   type CallOptions,
   type ChatCompletion,
@@ -537,14 +537,15 @@ export function createOpenAIAdapter(dialect: OpenAIDialect): ProviderAdapter {
     const body = forwardBody(model, params, Boolean(options.onDelta));
     const sent = withSent(f);
     if (f.api === 'openai-responses') {
-      const url = `${dialect.responsesUrl}${f.query}`;
+      // Only a dialect with a Responses URL forwards to it (`forwards` below).
+      const url = withQuery(dialect.responsesUrl as string, f.query);
       if (options.onDelta) return responsesStream(url, sent, body, options);
       return responsesResult(
         body,
         (await postJson(url, sent, body, options.signal, isContentPolicy)) as ResponsesAnswer,
       );
     }
-    const url = `${dialect.url}${f.query}`;
+    const url = withQuery(dialect.url, f.query);
     if (!options.onDelta) return complete(url, sent, body, options, true);
     const asked = isJsonObject(f.body.stream_options) && f.body.stream_options.include_usage === true;
     return stream(url, sent, body, options, { usageChunk: asked });

@@ -98,8 +98,11 @@ export type Forward = {
   body: Record<string, unknown>;
   /** Beta headers the client sent (`anthropic-beta`, `openai-beta`), by lower-case name. */
   headers: Record<string, string>;
-  /** The query string as the client sent it, `?` included (Claude Code's `?beta=true`), or ''. */
-  query: string;
+  /**
+   * The client's query parameters a provider reads (Claude Code's `?beta=true`), by name: only
+   * those of FORWARDED_QUERY, the others are the gateway's business or nobody's.
+   */
+  query: Record<string, string>;
   /** What a translation to another family leaves out (fields, block and tool types). */
   dropped: string[];
   /**

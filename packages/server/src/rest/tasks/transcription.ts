@@ -189,8 +189,9 @@ function openAITask(
         throw new ValidationError([{ path: 'file', message: 'send the audio as multipart/form-data' }]);
       }
       const body = await readMultipart(c, maxBytes);
-      // gateOf (and so modelIsGate) reads the body's gateId and model.
-      return { ...body, ...body.fields, upload: body.file ? await fileFirst(body) : undefined };
+      // gateOf (and so modelIsGate) reads the body's gateId and model. The fields come first: one
+      // named `fields`, `file` or `multipart` must not stand in for what was parsed.
+      return { ...body.fields, ...body, upload: body.file ? await fileFirst(body) : undefined };
     },
     parse(body, modelIsGate) {
       const b = body as MultipartBody & { upload?: Awaited<ReturnType<typeof fileFirst>> };
