@@ -22,14 +22,22 @@ function reachable(url: string): Promise<boolean> {
   });
 }
 
+/**
+ * GATEHOUSE_TEST_DATABASES (`pglite`, `postgres`, or both, comma-separated; both when unset) picks
+ * the server suite's databases: the test command runs each once, on a different Node. Asked for
+ * PostgreSQL where none answers (and none is required), the suite runs on PGlite instead.
+ */
+const asked = new Set((process.env.GATEHOUSE_TEST_DATABASES ?? 'pglite,postgres').split(','));
+
 export default defineConfig(async () => {
-  const withPostgres = await reachable(postgresUrl);
-  if (!withPostgres) {
+  const withPostgres = asked.has('postgres') && (await reachable(postgresUrl));
+  if (asked.has('postgres') && !withPostgres) {
     if (process.env.GATEHOUSE_REQUIRE_POSTGRES === '1') {
       throw new Error(`PostgreSQL is required but ${postgresUrl} does not answer`);
     }
     console.warn(`PostgreSQL at ${postgresUrl} does not answer: running the server suite on PGlite only`);
   }
+  const withPglite = asked.has('pglite') || !withPostgres;
   const server = (name: string, env: Record<string, string>) => ({
     extends: './packages/server/vitest.config.ts',
     test: { name, root: './packages/server', env },
@@ -37,7 +45,7 @@ export default defineConfig(async () => {
   return {
     test: {
       projects: [
-        server('server:pglite', { GATEHOUSE_TEST_DATABASE_URL: '' }),
+        ...(withPglite ? [server('server:pglite', { GATEHOUSE_TEST_DATABASE_URL: '' })] : []),
         ...(withPostgres ? [server('server:postgres', { GATEHOUSE_TEST_DATABASE_URL: postgresUrl })] : []),
         './packages/web/vitest.config.ts',
       ],
