@@ -11,7 +11,7 @@ import { type RunningServer, startServer } from './support/server.ts';
 /**
  * The official `openai` SDK's Responses API (`client.responses.create` and `.stream`), as an
  * application would use it, against the real server process pointed at {base}/v1: on the mock
- * provider, and through a gate to a local server speaking OpenAI's chat-completions format.
+ * provider, and through a gate to a local server speaking the chat-completions format (DeepSeek's).
  * Gatehouse keeps no responses, so `previous_response_id` is a BadRequestError.
  */
 describe('the openai SDK’s Responses API against Gatehouse', () => {
@@ -36,7 +36,14 @@ describe('the openai SDK’s Responses API against Gatehouse', () => {
 
   beforeAll(async () => {
     openai = await startOpenAIEmulator('openai', 'sk-openai-e2e');
-    server = await startServer({ OPENAI_API_KEY: openai.apiKey, OPENAI_BASE_URL: openai.baseUrl });
+    // DeepSeek speaks chat completions only: a Responses request reaches it translated (an OpenAI
+    // model would get the body as sent, which dropin-forward and the agents' e2e cover).
+    server = await startServer({
+      OPENAI_API_KEY: openai.apiKey,
+      OPENAI_BASE_URL: openai.baseUrl,
+      DEEPSEEK_API_KEY: openai.apiKey,
+      DEEPSEEK_BASE_URL: openai.baseUrl,
+    });
     account = await signUpForSdk(server.url, 'responses');
   });
 
@@ -109,7 +116,7 @@ describe('the openai SDK’s Responses API against Gatehouse', () => {
 
   it('calls a function tool through a gate to an OpenAI-format server, streamed or not, one upstream request per call', async () => {
     // The gate named by its UUID as the model, the other way the SDK can name it.
-    const gate = await account.createGate({ model: 'openai/gpt-4o-mini' });
+    const gate = await account.createGate({ model: 'deepseek/deepseek-chat' });
     const client = clientFor();
     const ask: OpenAI.Responses.ResponseInputItem = { role: 'user', content: 'Weather in Oslo?' };
     const params = { model: gate, input: [ask], tools: [WEATHER] };
@@ -155,7 +162,7 @@ describe('the openai SDK’s Responses API against Gatehouse', () => {
       ] as OpenAI.Responses.ResponseInput,
     });
     expect(answer.output_text).toBe('It is 4°C in Oslo.');
-    expect(answer.model).toBe('openai/gpt-4o-mini');
+    expect(answer.model).toBe('deepseek/deepseek-chat');
     expect(openai.upstream.requests).toHaveLength(3);
     expect(openai.upstream.last().body.messages).toEqual([
       { role: 'user', content: 'Weather in Oslo?' },
