@@ -271,7 +271,9 @@ describe('the gate page', () => {
     await page.reload();
     const alert = page.getByRole('alert').filter({ hasText: 'Suspended' });
     await alert.waitFor();
-    expect(await alert.textContent()).toContain('Suspended: this gate reached its monthly limit of $0.00 ($0.00 spent');
+    expect(await alert.textContent()).toContain(
+      'Suspended: this gate reached its monthly limit of $0.00 ($0.00 spent',
+    );
     expect(await alert.textContent()).toContain('requests get 402');
     expect(await alert.textContent()).toMatch(/wait until the period resets on 1 \w+ \d{4}, 00:00 UTC/);
     expect(await page.locator('h1 .badge').textContent()).toBe('suspended');
