@@ -45,6 +45,11 @@ const envSchema = z.object({
     .optional()
     .or(z.literal('').transform(() => undefined)),
   GATEHOUSE_PG_PREPARE: flagOn,
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
   GATEHOUSE_OPEN_SIGNUP: flag,
   // Empty counts as unset, as the shell leaves `VAR=` unset in effect.
   GATEHOUSE_DEFAULT_PLAN: z.preprocess(
@@ -152,6 +157,11 @@ export type Config = {
    * keep them (PgBouncer in transaction mode without max_prepared_statements).
    */
   preparedStatements: boolean;
+  /**
+   * Redis, shared by every gateway process: spending reservations, rate limits and change
+   * notifications across processes. Unset: one process's memory and PostgreSQL do it all.
+   */
+  redisUrl: string | undefined;
   openSignup: boolean;
   /** The plan of every account after the first (the first, the admin's, is enterprise). */
   defaultPlan: PlanId;
@@ -227,6 +237,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: e.DATA_DIR.startsWith('memory://') ? e.DATA_DIR : path.resolve(base, e.DATA_DIR),
     databaseUrl: e.DATABASE_URL,
     preparedStatements: e.GATEHOUSE_PG_PREPARE,
+    redisUrl: e.REDIS_URL,
     openSignup: e.GATEHOUSE_OPEN_SIGNUP,
     defaultPlan: e.GATEHOUSE_DEFAULT_PLAN,
     secureCookies: e.GATEHOUSE_SECURE_COOKIES,

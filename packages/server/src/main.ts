@@ -4,6 +4,7 @@ import { serve } from '@hono/node-server';
 import { createApp } from './app.ts';
 import { loadConfig } from './config.ts';
 import { connectDatabase } from './db/client.ts';
+import { closeRedis, openRedis } from './db/redis.ts';
 import { scheduleArchitect } from './domain/architectJobs.ts';
 import { scheduleRetention } from './domain/retention.ts';
 import { answerClientError } from './http/errors.ts';
@@ -39,6 +40,7 @@ try {
 }
 
 const db = await connectDatabase(config);
+if (config.redisUrl) await openRedis(config.redisUrl);
 const runtime = createRuntime(config);
 const app = createApp(config, runtime);
 const retention = scheduleRetention();
@@ -92,6 +94,7 @@ async function shutdown(signal: string) {
   await architect?.stop();
   // Queued log entries and spending are written before the database closes.
   await runtime.close();
+  await closeRedis();
   await db.close();
   process.exit(0);
 }
