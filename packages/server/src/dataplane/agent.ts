@@ -7,7 +7,7 @@
 import { ValidationError } from '../domain/errors.ts';
 import { listSubGates, visibleToolsOf } from '../domain/subGates.ts';
 import type { Gate } from '../generated/prisma/client.ts';
-import type { TaskCaller } from './pipeline.ts';
+import type { TaskCaller } from './caller.ts';
 import { checkSessionKey, type OpenSession, openSession } from './sessions.ts';
 
 export type SubGateChoice = { role: string; description: string | null };

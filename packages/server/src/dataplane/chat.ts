@@ -19,6 +19,7 @@ import {
   textOf,
 } from '../providers/types.ts';
 import type { RolePicker } from './agent.ts';
+import type { TaskCaller } from './caller.ts';
 import { boundedForReservation, costOf, estimateUsage, worstCaseCost } from './cost.ts';
 import { mergeRequest } from './merge.ts';
 import {
@@ -26,7 +27,6 @@ import {
   type RouteControl,
   runTask,
   type TaskAnswerBase,
-  type TaskCaller,
   TaskFailure,
   type TaskKind,
   type TaskOutcome,

@@ -13,6 +13,7 @@ import type { Gate } from '../generated/prisma/client.ts';
 import type { ProviderConnection, ProviderRegistry } from '../providers/registry.ts';
 import { ProviderError, type Usage } from '../providers/types.ts';
 import { type AgentRoute, type RolePicker, routeAgent } from './agent.ts';
+import type { TaskCaller } from './caller.ts';
 import { CLIENT_BODY_BYTES, loggedClientBody } from './clientBody.ts';
 import { costOf } from './cost.ts';
 import type { SpendingLedger } from './ledger.ts';
@@ -31,20 +32,6 @@ export type Attempt = {
   latencyMs: number;
   /** What a failed attempt is charged (see failedAttemptCost); absent on the one that answered. */
   costUsd?: number;
-};
-
-export type TaskCaller = {
-  userId: string;
-  endpoint: string;
-  /** The client's session, from the x-gatehouse-session-id header (a /v3 body's sessionId otherwise). */
-  sessionKey?: string;
-  /** The step an orchestrated agent gate is asked for, from the x-gatehouse-action header. */
-  action?: string;
-  /**
-   * The body as the route read it, before parsing: kept on the entry of a request refused before
-   * any provider call (clientBody.ts), where no provider request shows what the client sent.
-   */
-  body?: unknown;
 };
 
 /** What every task type's request may carry besides its own fields. */

@@ -8,7 +8,7 @@
 import type { TaskType } from '@gatehouse/rules/gate';
 import { calcPrice, findProvider, type ModelInfo, type ModelPrice } from '@pydantic/genai-prices';
 import { PROVIDERS, providerDescriptor } from '../providers/descriptors.ts';
-import { LOCAL_CATALOG } from './localCatalog.ts';
+import { LOCAL_CATALOG, type UnitPrices } from './localCatalog.ts';
 
 export type CatalogModel = {
   /** "provider/model", the identifier gates use. */
@@ -29,20 +29,6 @@ export type CatalogModel = {
   /** Prices per unit other than tokens, for the media task types. */
   unitPrices: UnitPrices;
   source: 'genai-prices' | 'local';
-};
-
-/** USD per unit of what the media task types produce or read. */
-export type UnitPrices = {
-  /** Per image, by `${size}/${quality}`, `${size}` or `default`, the first that is listed. */
-  perImage?: Record<string, number>;
-  /** Per million characters of text spoken (speech). */
-  perMCharacters?: number;
-  /** Per minute of audio read (transcription, translation). */
-  perMinute?: number;
-  /** Per second of video made. */
-  perSecond?: number;
-  /** Per page read (OCR). */
-  perPage?: number;
 };
 
 /** genai-prices provider id → our provider id, for the providers priced from it. */

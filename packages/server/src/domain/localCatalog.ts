@@ -8,7 +8,20 @@
  * (ai.google.dev/gemini-api/docs/pricing), Mistral (mistral.ai/pricing).
  */
 import type { TaskType } from '@gatehouse/rules/gate';
-import type { UnitPrices } from './catalog.ts';
+
+/** USD per unit of what the media task types produce or read. */
+export type UnitPrices = {
+  /** Per image, by `${size}/${quality}`, `${size}` or `default`, the first that is listed. */
+  perImage?: Record<string, number>;
+  /** Per million characters of text spoken (speech). */
+  perMCharacters?: number;
+  /** Per minute of audio read (transcription, translation). */
+  perMinute?: number;
+  /** Per second of video made. */
+  perSecond?: number;
+  /** Per page read (OCR). */
+  perPage?: number;
+};
 
 export type LocalModel = {
   /** `provider/model`. */

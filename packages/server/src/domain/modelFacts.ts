@@ -13,9 +13,10 @@
  */
 import type { TaskType } from '@gatehouse/rules/gate';
 import * as openaiSpecs from 'gpt-tokenizer/models';
-import { type CatalogModel, listModels, type UnitPrices } from './catalog.ts';
+import { type CatalogModel, listModels } from './catalog.ts';
 import capabilityFile from './data/model-capabilities.json' with { type: 'json' };
 import qualityFile from './data/model-quality.json' with { type: 'json' };
+import type { UnitPrices } from './localCatalog.ts';
 
 /** 0–100, higher is better, normalised across the catalog per kind; null: no published figure. */
 export type QualityScores = { general: number | null; code: number | null; reasoning: number | null };

@@ -1,6 +1,6 @@
 /** Who a data-plane request is for, and the agent headers it carries, as the pipeline reads them. */
 import type { Context } from 'hono';
-import type { TaskCaller } from '../dataplane/pipeline.ts';
+import type { TaskCaller } from '../dataplane/caller.ts';
 import type { Forward } from '../providers/types.ts';
 import type { ActorEnv } from './middleware.ts';
 

@@ -1,0 +1,14 @@
+/** Who a data-plane request is for, as the pipeline and an agent gate's routing read it. */
+export type TaskCaller = {
+  userId: string;
+  endpoint: string;
+  /** The client's session, from the x-gatehouse-session-id header (a /v3 body's sessionId otherwise). */
+  sessionKey?: string;
+  /** The step an orchestrated agent gate is asked for, from the x-gatehouse-action header. */
+  action?: string;
+  /**
+   * The body as the route read it, before parsing: kept on the entry of a request refused before
+   * any provider call (clientBody.ts), where no provider request shows what the client sent.
+   */
+  body?: unknown;
+};
