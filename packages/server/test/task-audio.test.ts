@@ -11,14 +11,15 @@ import { wavFile, wavInfo } from '../src/domain/audioFile.ts';
 import { findModel } from '../src/domain/catalog.ts';
 import { useTestApp } from './support/app.ts';
 import { logEntryOf, type NativeError } from './support/chat.ts';
-import { createGate, signUpUser, type TestUser } from './support/factories.ts';
+import { createGate, signUpUser } from './support/factories.ts';
 import {
   expectBlockLimitHolds,
-  expectFallback,
+  expectFallsBack,
   expectFieldIssues,
   expectRefused,
   hasBearer,
   hasGoogleKey,
+  taskRoute,
   useUpstream,
 } from './support/tasks.ts';
 
@@ -51,23 +52,15 @@ type SpeechAnswer = {
   latencyMs: number;
 };
 
-function post(user: TestUser, path: string, gateId: string, data: Record<string, unknown>) {
-  return app.request(path, { method: 'POST', headers: user.auth, json: { gateId, data } });
-}
-
-const tts = (user: TestUser, gateId: string, data: Record<string, unknown>) =>
-  post(user, '/v3/tts', gateId, data);
-
-const ttsGate = (user: TestUser, overrides: Record<string, unknown> = {}) =>
-  createGate(app, user, { taskType: 'tts', model: 'mock/tts', ...overrides });
+const speech = taskRoute(app, '/v3/tts', { taskType: 'tts', model: 'mock/tts' });
 
 const perMChars = (id: string) => findModel(id)?.unitPrices.perMCharacters ?? Number.NaN;
 
 describe('POST /v3/tts on the mock', () => {
   it('answers a valid WAV whose length follows the text, priced per character, and logs it', async () => {
     const user = await signUpUser(app);
-    const gate = await ttsGate(user);
-    const res = await tts(user, gate.id, { input: 'Hello there', responseFormat: 'mp3' });
+    const gate = await speech.gate(user);
+    const res = await speech.send(user, gate.id, { input: 'Hello there', responseFormat: 'mp3' });
     expect(res.status, await res.clone().text()).toBe(200);
     const answer = (await res.json()) as SpeechAnswer;
     expect(answer.model).toBe('mock/tts');
@@ -83,10 +76,10 @@ describe('POST /v3/tts on the mock', () => {
     expect(answer.costUsd).toBeCloseTo((11 * perMChars('mock/tts')) / 1e6, 14);
 
     const longer = (await (
-      await tts(user, gate.id, { input: 'Hello there, a longer text' })
+      await speech.send(user, gate.id, { input: 'Hello there, a longer text' })
     ).json()) as SpeechAnswer;
     expect(longer.audio.duration).toBeCloseTo(26 * 0.06, 6);
-    const again = (await (await tts(user, gate.id, { input: 'Hello there' })).json()) as SpeechAnswer;
+    const again = (await (await speech.send(user, gate.id, { input: 'Hello there' })).json()) as SpeechAnswer;
     expect(again.audio.base64).toBe(answer.audio.base64);
 
     const entry = await logEntryOf(app, answer.id);
@@ -100,10 +93,12 @@ describe('POST /v3/tts on the mock', () => {
 
   it('falls back from a failing model to the next, recording both attempts', async () => {
     const user = await signUpUser(app);
-    const gate = await ttsGate(user, { routingStrategy: 'fallback', fallbackModels: ['tts-1'] });
     upstream.reply({ type: 'bytes', contentType: 'audio/mpeg', data: Buffer.from('ID3fake-mp3-bytes') });
-    const res = await tts(user, gate.id, { input: 'hi [mock:fail=503@mock/tts]' });
-    const answer = await expectFallback<SpeechAnswer>(app, res, 'mock/tts', 'openai/tts-1');
+    const answer = await expectFallsBack<SpeechAnswer>(app, user, speech, {
+      fallback: 'tts-1',
+      to: 'openai/tts-1',
+      data: (fail) => ({ input: `hi ${fail}` }),
+    });
     expect(answer.audio.format).toBe('mp3');
   });
 
@@ -115,16 +110,16 @@ describe('POST /v3/tts on the mock', () => {
     await expectBlockLimitHolds(app, user, {
       worst,
       fits: 7,
-      gate: (limit) => ttsGate(user, limit),
-      send: (gateId) => tts(user, gateId, { input }),
+      route: speech,
+      data: { input },
     });
   });
 
   it('refuses bad input with a 400 naming the field, and a gate of another type', async () => {
     const user = await signUpUser(app);
-    const gate = await ttsGate(user);
+    const gate = await speech.gate(user);
     await expectFieldIssues(
-      (data) => tts(user, gate.id, data),
+      (data) => speech.send(user, gate.id, data),
       [
         [{}, 'data.input'],
         [{ input: '' }, 'data.input'],
@@ -135,17 +130,20 @@ describe('POST /v3/tts on the mock', () => {
       ],
     );
     const chatGate = await createGate(app, user, { model: 'mock/echo' });
-    await expectRefused(await tts(user, chatGate.id, { input: 'x' }), 'speech requests need a tts gate');
+    await expectRefused(
+      await speech.send(user, chatGate.id, { input: 'x' }),
+      'speech requests need a tts gate',
+    );
   });
 });
 
 describe('speech providers', () => {
   it('speaks OpenAI’s /audio/speech: JSON in, the audio’s bytes out', async () => {
     const user = await signUpUser(app);
-    const gate = await ttsGate(user, { model: 'tts-1-hd' });
+    const gate = await speech.gate(user, { model: 'tts-1-hd' });
     const mp3 = Buffer.from([0x49, 0x44, 0x33, 4, 0, 0, 0, 0, 0, 0, 1, 2, 3]);
     upstream.reply({ type: 'bytes', contentType: 'audio/mpeg', data: mp3 });
-    const res = await tts(user, gate.id, { input: 'Bonjour', voice: 'nova', speed: 1.5 });
+    const res = await speech.send(user, gate.id, { input: 'Bonjour', voice: 'nova', speed: 1.5 });
     const answer = (await res.json()) as SpeechAnswer;
     expect(upstream.last().path).toBe('/v1/audio/speech');
     expect(upstream.last().body).toEqual({
@@ -162,7 +160,7 @@ describe('speech providers', () => {
 
   it('speaks Gemini’s TTS (generateContent, PCM in base64) and wraps the PCM into a WAV', async () => {
     const user = await signUpUser(app);
-    const gate = await ttsGate(user, { model: 'gemini-2.5-flash-preview-tts' });
+    const gate = await speech.gate(user, { model: 'gemini-2.5-flash-preview-tts' });
     const pcm = Buffer.alloc(24_000 * 2); // one second at 24 kHz
     upstream.reply({
       type: 'json',
@@ -179,7 +177,7 @@ describe('speech providers', () => {
         usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 25 },
       },
     });
-    const res = await tts(user, gate.id, { input: 'Say hi', voice: 'puck' });
+    const res = await speech.send(user, gate.id, { input: 'Say hi', voice: 'puck' });
     expect(res.status, await res.clone().text()).toBe(200);
     const answer = (await res.json()) as SpeechAnswer;
     expect(upstream.last().path).toBe('/v1beta/models/gemini-2.5-flash-preview-tts:generateContent');
@@ -202,7 +200,7 @@ describe('speech providers', () => {
 describe('POST /v1/audio/speech (OpenAI-compatible)', () => {
   it('answers the audio’s bytes with their content type: a valid WAV from the mock', async () => {
     const user = await signUpUser(app);
-    const gate = await ttsGate(user);
+    const gate = await speech.gate(user);
     const res = await app.request('/v1/audio/speech', {
       method: 'POST',
       headers: { ...user.auth, 'x-gatehouse-gate-id': gate.id },
@@ -218,7 +216,7 @@ describe('POST /v1/audio/speech (OpenAI-compatible)', () => {
 
   it('answers errors in OpenAI’s shape', async () => {
     const user = await signUpUser(app);
-    const gate = await ttsGate(user);
+    const gate = await speech.gate(user);
     const res = await app.request('/v1/audio/speech', {
       method: 'POST',
       headers: { ...user.auth, 'x-gatehouse-gate-id': gate.id },
@@ -245,8 +243,8 @@ type TranscriptAnswer = {
 /** A WAV of `seconds` of silence, 16 kHz mono. */
 const silence = (seconds: number) => wavFile(Buffer.alloc(Math.round(seconds * 16_000) * 2), 16_000);
 
-const sttGate = (user: TestUser, overrides: Record<string, unknown> = {}) =>
-  createGate(app, user, { taskType: 'stt', model: 'mock/stt', ...overrides });
+const transcription = taskRoute(app, '/v3/stt', { taskType: 'stt', model: 'mock/stt' });
+const translation = taskRoute(app, '/v3/audio', { taskType: 'audio', model: 'mock/stt' });
 
 function multipart(fields: Record<string, string>, file?: { data: Buffer; name: string; type: string }) {
   const form = new FormData();
@@ -266,9 +264,9 @@ async function partsOf(raw: Buffer, contentType: string) {
 describe('POST /v3/stt and /v3/audio on the mock', () => {
   it('transcribes base64 JSON and multipart alike, priced per minute of the file, and logs it', async () => {
     const user = await signUpUser(app);
-    const gate = await sttGate(user);
+    const gate = await transcription.gate(user);
     const wav = silence(3);
-    const res = await post(user, '/v3/stt', gate.id, { audio: wav.toString('base64'), language: 'fr' });
+    const res = await transcription.send(user, gate.id, { audio: wav.toString('base64'), language: 'fr' });
     expect(res.status, await res.clone().text()).toBe(200);
     const answer = (await res.json()) as TranscriptAnswer;
     expect(answer).toMatchObject({
@@ -297,8 +295,8 @@ describe('POST /v3/stt and /v3/audio on the mock', () => {
 
   it('translates on an audio gate; a transcribe-only model cannot serve one', async () => {
     const user = await signUpUser(app);
-    const gate = await createGate(app, user, { taskType: 'audio', model: 'mock/stt' });
-    const res = await post(user, '/v3/audio', gate.id, { audio: silence(1.5).toString('base64') });
+    const gate = await translation.gate(user);
+    const res = await translation.send(user, gate.id, { audio: silence(1.5).toString('base64') });
     expect(res.status, await res.clone().text()).toBe(200);
     expect(((await res.json()) as TranscriptAnswer).text).toBe(
       'Mock English translation of 1.5 seconds of audio.',
@@ -309,13 +307,12 @@ describe('POST /v3/stt and /v3/audio on the mock', () => {
 
   it('falls back from a failing model to the next (directives ride in the prompt)', async () => {
     const user = await signUpUser(app);
-    const gate = await sttGate(user, { routingStrategy: 'fallback', fallbackModels: ['whisper-1'] });
     upstream.reply({ type: 'json', body: { text: 'hello', language: 'english', duration: 1 } });
-    const res = await post(user, '/v3/stt', gate.id, {
-      audio: silence(1).toString('base64'),
-      prompt: '[mock:fail=503@mock/stt]',
+    await expectFallsBack(app, user, transcription, {
+      fallback: 'whisper-1',
+      to: 'openai/whisper-1',
+      data: (fail) => ({ audio: silence(1).toString('base64'), prompt: fail }),
     });
-    await expectFallback(app, res, 'mock/stt', 'openai/whisper-1');
   });
 
   it('holds a block limit under 50 concurrent requests: no overshoot, one log entry each', async () => {
@@ -333,17 +330,17 @@ describe('POST /v3/stt and /v3/audio on the mock', () => {
     await expectBlockLimitHolds(app, user, {
       worst,
       fits: 7,
-      gate: (limit) => sttGate(user, limit),
-      send: (gateId) => post(user, '/v3/stt', gateId, { audio }),
+      route: transcription,
+      data: { audio },
     });
   });
 
   it('refuses a file that is not audio naming the field, and a gate of another type', async () => {
     const user = await signUpUser(app);
-    const gate = await sttGate(user);
+    const gate = await transcription.gate(user);
     const notAudio = Buffer.from('this is plainly a text file, not audio at all');
     await expectFieldIssues(
-      (data) => post(user, '/v3/stt', gate.id, data),
+      (data) => transcription.send(user, gate.id, data),
       [
         [{}, 'data.audio'],
         [{ audio: notAudio.toString('base64') }, 'data.audio'],
@@ -356,12 +353,12 @@ describe('POST /v3/stt and /v3/audio on the mock', () => {
     expect(res.status).toBe(400);
     expect(((await res.json()) as NativeError).error.details?.issues?.[0]?.path).toBe('file');
 
-    const ttsOnly = await ttsGate(user);
+    const ttsOnly = await speech.gate(user);
     await expectRefused(
-      await post(user, '/v3/stt', ttsOnly.id, { audio: silence(1).toString('base64') }),
+      await transcription.send(user, ttsOnly.id, { audio: silence(1).toString('base64') }),
       'transcription requests need a stt gate',
     );
-    const sttOnly = await post(user, '/v3/audio', gate.id, { audio: silence(1).toString('base64') });
+    const sttOnly = await translation.send(user, gate.id, { audio: silence(1).toString('base64') });
     expect(sttOnly.status).toBe(400);
   });
 });
@@ -369,7 +366,7 @@ describe('POST /v3/stt and /v3/audio on the mock', () => {
 describe('transcription providers and OpenAI’s /v1/audio routes', () => {
   it('sends OpenAI a multipart transcription and answers verbose_json, srt and text in OpenAI’s shapes', async () => {
     const user = await signUpUser(app);
-    const gate = await sttGate(user, { model: 'whisper-1' });
+    const gate = await transcription.gate(user, { model: 'whisper-1' });
     const wav = silence(2);
     const verbose = {
       task: 'transcribe',
@@ -430,7 +427,7 @@ describe('transcription providers and OpenAI’s /v1/audio routes', () => {
 
   it('sends gpt-4o-transcribe plain json and answers OpenAI’s {text, usage}', async () => {
     const user = await signUpUser(app);
-    const gate = await sttGate(user, { model: 'gpt-4o-mini-transcribe' });
+    const gate = await transcription.gate(user, { model: 'gpt-4o-mini-transcribe' });
     upstream.reply({ type: 'json', body: { text: 'Bonjour.', usage: { type: 'duration', seconds: 1 } } });
     const res = await app.request('/v1/audio/transcriptions', {
       method: 'POST',
@@ -468,7 +465,7 @@ describe('transcription providers and OpenAI’s /v1/audio routes', () => {
 
   it('reads parts named __proto__, fields, file or multipart as ordinary parts', async () => {
     const user = await signUpUser(app);
-    const gate = await sttGate(user);
+    const gate = await transcription.gate(user);
     const headers = { ...user.auth, 'x-gatehouse-gate-id': gate.id };
     const res = await app.request('/v1/audio/transcriptions', {
       method: 'POST',
@@ -506,7 +503,7 @@ describe('transcription providers and OpenAI’s /v1/audio routes', () => {
 
   it('refuses in OpenAI’s shape: a file that is not audio, and no file', async () => {
     const user = await signUpUser(app);
-    const gate = await sttGate(user);
+    const gate = await transcription.gate(user);
     const headers = { ...user.auth, 'x-gatehouse-gate-id': gate.id };
     const notAudio = await app.request('/v1/audio/transcriptions', {
       method: 'POST',

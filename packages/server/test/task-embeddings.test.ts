@@ -8,14 +8,15 @@ import { embeddingsKind } from '../src/dataplane/tasks/embeddings.ts';
 import { findModel } from '../src/domain/catalog.ts';
 import { useTestApp } from './support/app.ts';
 import { logEntryOf, type OpenAIError } from './support/chat.ts';
-import { createGate, signUpUser, type TestUser } from './support/factories.ts';
+import { createGate, signUpUser } from './support/factories.ts';
 import {
   expectBlockLimitHolds,
-  expectFallback,
+  expectFallsBack,
   expectFieldIssues,
   expectRefused,
   hasBearer,
   hasGoogleKey,
+  taskRoute,
   useUpstream,
 } from './support/tasks.ts';
 
@@ -48,30 +49,15 @@ type EmbeddingsAnswer = {
   latencyMs: number;
 };
 
-function embed(
-  user: TestUser,
-  gateId: string,
-  data: Record<string, unknown>,
-  extra: Record<string, unknown> = {},
-) {
-  return app.request('/v3/embeddings', {
-    method: 'POST',
-    headers: user.auth,
-    json: { gateId, data, ...extra },
-  });
-}
-
-async function embeddingsGate(user: TestUser, overrides: Record<string, unknown> = {}) {
-  return createGate(app, user, { taskType: 'embeddings', model: 'mock/embed', ...overrides });
-}
+const embeddings = taskRoute(app, '/v3/embeddings', { taskType: 'embeddings', model: 'mock/embed' });
 
 const norm = (v: number[]) => Math.hypot(...v);
 
 describe('POST /v3/embeddings on the mock', () => {
   it('answers one unit vector per input, deterministic, of the requested dimensions, and logs it', async () => {
     const user = await signUpUser(app);
-    const gate = await embeddingsGate(user);
-    const res = await embed(user, gate.id, { input: ['hello world', 'another text'] });
+    const gate = await embeddings.gate(user);
+    const res = await embeddings.send(user, gate.id, { input: ['hello world', 'another text'] });
     expect(res.status, await res.clone().text()).toBe(200);
     const answer = (await res.json()) as EmbeddingsAnswer;
     expect(answer.model).toBe('mock/embed');
@@ -81,7 +67,7 @@ describe('POST /v3/embeddings on the mock', () => {
     expect(answer.embeddings[0]).not.toEqual(answer.embeddings[1]);
 
     const again = (await (
-      await embed(user, gate.id, { input: 'hello world', dimensions: 64 })
+      await embeddings.send(user, gate.id, { input: 'hello world', dimensions: 64 })
     ).json()) as EmbeddingsAnswer;
     expect(again.dimensions).toBe(64);
     expect(again.embeddings[0]).toHaveLength(64);
@@ -97,12 +83,10 @@ describe('POST /v3/embeddings on the mock', () => {
 
   it('falls back from a failing model to the next, recording both attempts', async () => {
     const user = await signUpUser(app);
-    const gate = await embeddingsGate(user, {
-      routingStrategy: 'fallback',
-      fallbackModels: ['mock/embed-large'],
+    const answer = await expectFallsBack<EmbeddingsAnswer>(app, user, embeddings, {
+      fallback: 'mock/embed-large',
+      data: (fail) => ({ input: `x ${fail}` }),
     });
-    const res = await embed(user, gate.id, { input: 'x [mock:fail=503@mock/embed]' });
-    const answer = await expectFallback<EmbeddingsAnswer>(app, res, 'mock/embed', 'mock/embed-large');
     expect(answer.dimensions).toBe(3072);
   });
 
@@ -114,16 +98,16 @@ describe('POST /v3/embeddings on the mock', () => {
     await expectBlockLimitHolds(app, user, {
       worst,
       fits: 7,
-      gate: (limit) => embeddingsGate(user, limit),
-      send: (gateId) => embed(user, gateId, { input }),
+      route: embeddings,
+      data: { input },
     });
   });
 
   it('refuses bad input with a 400 naming the field, and a gate of another type', async () => {
     const user = await signUpUser(app);
-    const gate = await embeddingsGate(user);
+    const gate = await embeddings.gate(user);
     await expectFieldIssues(
-      (data) => embed(user, gate.id, data),
+      (data) => embeddings.send(user, gate.id, data),
       [
         [{}, 'data.input'],
         [{ input: '' }, 'data.input'],
@@ -134,7 +118,7 @@ describe('POST /v3/embeddings on the mock', () => {
     );
     const chatGate = await createGate(app, user, { model: 'mock/echo' });
     await expectRefused(
-      await embed(user, chatGate.id, { input: 'x' }),
+      await embeddings.send(user, chatGate.id, { input: 'x' }),
       'embeddings requests need an embeddings gate',
     );
   });
@@ -143,7 +127,7 @@ describe('POST /v3/embeddings on the mock', () => {
 describe('providers', () => {
   it('speaks OpenAI’s /embeddings and prices the tokens it reports', async () => {
     const user = await signUpUser(app);
-    const gate = await embeddingsGate(user, { model: 'text-embedding-3-small' });
+    const gate = await embeddings.gate(user, { model: 'text-embedding-3-small' });
     expect(gate.model).toBe('openai/text-embedding-3-small');
     upstream.reply({
       type: 'json',
@@ -157,7 +141,7 @@ describe('providers', () => {
         usage: { prompt_tokens: 9, total_tokens: 9 },
       },
     });
-    const res = await embed(user, gate.id, { input: ['a', 'b'], dimensions: 2 });
+    const res = await embeddings.send(user, gate.id, { input: ['a', 'b'], dimensions: 2 });
     expect(res.status, await res.clone().text()).toBe(200);
     const answer = (await res.json()) as EmbeddingsAnswer;
     expect(upstream.last().body).toEqual({
@@ -176,7 +160,7 @@ describe('providers', () => {
 
   it('speaks Mistral’s /v1/embeddings', async () => {
     const user = await signUpUser(app);
-    const gate = await embeddingsGate(user, { model: 'mistral-embed' });
+    const gate = await embeddings.gate(user, { model: 'mistral-embed' });
     upstream.reply({
       type: 'json',
       body: {
@@ -187,16 +171,18 @@ describe('providers', () => {
         usage: { prompt_tokens: 3, total_tokens: 3, completion_tokens: 0 },
       },
     });
-    const answer = (await (await embed(user, gate.id, { input: 'bonjour' })).json()) as EmbeddingsAnswer;
+    const answer = (await (
+      await embeddings.send(user, gate.id, { input: 'bonjour' })
+    ).json()) as EmbeddingsAnswer;
     expect(upstream.last().path).toBe('/mistral/v1/embeddings');
     expect(answer.embeddings).toEqual([[0.6, 0.8]]);
   });
 
   it('speaks Gemini’s batchEmbedContents, counting the tokens it does not report', async () => {
     const user = await signUpUser(app);
-    const gate = await embeddingsGate(user, { model: 'gemini-embedding-001' });
+    const gate = await embeddings.gate(user, { model: 'gemini-embedding-001' });
     upstream.reply({ type: 'json', body: { embeddings: [{ values: [0.1, 0.2] }, { values: [0.3, 0.4] }] } });
-    const res = await embed(user, gate.id, { input: ['one', 'two'], dimensions: 2 });
+    const res = await embeddings.send(user, gate.id, { input: ['one', 'two'], dimensions: 2 });
     const answer = (await res.json()) as EmbeddingsAnswer;
     expect(upstream.last().path).toBe('/v1beta/models/gemini-embedding-001:batchEmbedContents');
     expect(upstream.last().body).toEqual({
@@ -225,7 +211,7 @@ describe('providers', () => {
 describe('POST /v1/embeddings (OpenAI-compatible)', () => {
   it('answers OpenAI’s list, in floats or base64 float32s', async () => {
     const user = await signUpUser(app);
-    const gate = await embeddingsGate(user);
+    const gate = await embeddings.gate(user);
     const headers = { ...user.auth, 'x-gatehouse-gate-id': gate.id };
     const res = await app.request('/v1/embeddings', {
       method: 'POST',
@@ -259,7 +245,7 @@ describe('POST /v1/embeddings (OpenAI-compatible)', () => {
 
   it('answers errors in OpenAI’s shape', async () => {
     const user = await signUpUser(app);
-    const gate = await embeddingsGate(user);
+    const gate = await embeddings.gate(user);
     const res = await app.request('/v1/embeddings', {
       method: 'POST',
       headers: { ...user.auth, 'x-gatehouse-gate-id': gate.id },

@@ -9,14 +9,15 @@ import { describe, expect, it } from 'vitest';
 import { imageKind } from '../src/dataplane/tasks/image.ts';
 import { useTestApp } from './support/app.ts';
 import { logEntryOf } from './support/chat.ts';
-import { createGate, signUpUser, type TestUser } from './support/factories.ts';
+import { createGate, signUpUser } from './support/factories.ts';
 import {
   expectBlockLimitHolds,
-  expectFallback,
+  expectFallsBack,
   expectFieldIssues,
   expectRefused,
   hasBearer,
   hasGoogleKey,
+  taskRoute,
   useUpstream,
 } from './support/tasks.ts';
 
@@ -43,18 +44,7 @@ type ImageAnswer = {
   latencyMs: number;
 };
 
-function generate(
-  user: TestUser,
-  gateId: string,
-  data: Record<string, unknown>,
-  extra: Record<string, unknown> = {},
-) {
-  return app.request('/v3/image', { method: 'POST', headers: user.auth, json: { gateId, data, ...extra } });
-}
-
-async function imageGate(user: TestUser, overrides: Record<string, unknown> = {}) {
-  return createGate(app, user, { taskType: 'image', model: 'mock/image', ...overrides });
-}
+const image = taskRoute(app, '/v3/image', { taskType: 'image', model: 'mock/image' });
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
@@ -80,8 +70,8 @@ const tinyPng = (seed: number) => Buffer.from([...PNG_SIGNATURE, seed, 1, 2, 3])
 describe('POST /v3/image on the mock', () => {
   it('draws a valid PNG from the prompt, the same for the same prompt, priced per image and logged', async () => {
     const user = await signUpUser(app);
-    const gate = await imageGate(user);
-    const res = await generate(user, gate.id, { prompt: 'a lighthouse at dusk', count: 2 });
+    const gate = await image.gate(user);
+    const res = await image.send(user, gate.id, { prompt: 'a lighthouse at dusk', count: 2 });
     expect(res.status, await res.clone().text()).toBe(200);
     const answer = (await res.json()) as ImageAnswer;
     expect(answer.model).toBe('mock/image');
@@ -95,14 +85,14 @@ describe('POST /v3/image on the mock', () => {
     expect(answer.usage.images).toBe(2);
 
     const again = (await (
-      await generate(user, gate.id, { prompt: 'a lighthouse at dusk' })
+      await image.send(user, gate.id, { prompt: 'a lighthouse at dusk' })
     ).json()) as ImageAnswer;
     expect(again.images[0]?.base64).toBe(answer.images[0]?.base64);
-    const other = (await (await generate(user, gate.id, { prompt: 'a forest' })).json()) as ImageAnswer;
+    const other = (await (await image.send(user, gate.id, { prompt: 'a forest' })).json()) as ImageAnswer;
     expect(other.images[0]?.base64).not.toBe(answer.images[0]?.base64);
 
     const large = (await (
-      await generate(user, gate.id, { prompt: 'wide', size: '1792x1024', responseFormat: 'url' })
+      await image.send(user, gate.id, { prompt: 'wide', size: '1792x1024', responseFormat: 'url' })
     ).json()) as ImageAnswer;
     const url = large.images[0]?.url ?? '';
     expect(url.startsWith('data:image/png;base64,')).toBe(true);
@@ -118,9 +108,9 @@ describe('POST /v3/image on the mock', () => {
 
   it('stores the images apart from the entry and serves them to its owner only', async () => {
     const user = await signUpUser(app);
-    const gate = await imageGate(user);
+    const gate = await image.gate(user);
     const answer = (await (
-      await generate(user, gate.id, { prompt: 'stored', count: 2 })
+      await image.send(user, gate.id, { prompt: 'stored', count: 2 })
     ).json()) as ImageAnswer;
     const entry = await logEntryOf(app, answer.id);
     const rowJson = JSON.stringify(entry);
@@ -159,16 +149,14 @@ describe('POST /v3/image on the mock', () => {
 
   it('falls back from a failing model to the next, recording both attempts', async () => {
     const user = await signUpUser(app);
-    const gate = await imageGate(user, {
-      routingStrategy: 'fallback',
-      fallbackModels: ['openai/dall-e-2'],
-    });
     upstream.reply({
       type: 'json',
       body: { created: 1, data: [{ b64_json: tinyPng(7).toString('base64') }] },
     });
-    const res = await generate(user, gate.id, { prompt: 'x [mock:fail=503@mock/image]', size: '512x512' });
-    const answer = await expectFallback<ImageAnswer>(app, res, 'mock/image', 'openai/dall-e-2');
+    const answer = await expectFallsBack<ImageAnswer>(app, user, image, {
+      fallback: 'openai/dall-e-2',
+      data: (fail) => ({ prompt: `x ${fail}`, size: '512x512' }),
+    });
     expect(answer.costUsd).toBeCloseTo(0.018, 10);
   });
 
@@ -179,8 +167,8 @@ describe('POST /v3/image on the mock', () => {
     await expectBlockLimitHolds(app, user, {
       worst,
       fits: 7,
-      gate: (limit) => imageGate(user, limit),
-      send: (gateId) => generate(user, gateId, { prompt: 'many times' }),
+      route: image,
+      data: { prompt: 'many times' },
     });
   });
 
@@ -206,10 +194,10 @@ describe('POST /v3/image on the mock', () => {
 
   it('refuses bad input with a 400 naming the field, and a gate of another type', async () => {
     const user = await signUpUser(app);
-    const gate = await imageGate(user);
-    const dalle = await imageGate(user, { model: 'openai/dall-e-3' });
+    const gate = await image.gate(user);
+    const dalle = await image.gate(user, { model: 'openai/dall-e-3' });
     await expectFieldIssues(
-      (data) => generate(user, gate.id, data),
+      (data) => image.send(user, gate.id, data),
       [
         [{}, 'data.prompt'],
         [{ prompt: '' }, 'data.prompt'],
@@ -222,7 +210,7 @@ describe('POST /v3/image on the mock', () => {
       ],
     );
     await expectFieldIssues(
-      (data) => generate(user, dalle.id, data),
+      (data) => image.send(user, dalle.id, data),
       [
         [{ prompt: 'x', size: '256x256' }, 'data.size'],
         [{ prompt: 'x', quality: 'high' }, 'data.quality'],
@@ -230,7 +218,7 @@ describe('POST /v3/image on the mock', () => {
     );
     const chatGate = await createGate(app, user, { model: 'mock/echo' });
     await expectRefused(
-      await generate(user, chatGate.id, { prompt: 'x' }),
+      await image.send(user, chatGate.id, { prompt: 'x' }),
       'image requests need an image gate',
     );
   });
@@ -239,7 +227,7 @@ describe('POST /v3/image on the mock', () => {
 describe('providers', () => {
   it('speaks OpenAI’s /images/generations for dall-e-3, one request per image, priced by size and quality', async () => {
     const user = await signUpUser(app);
-    const gate = await imageGate(user, { model: 'dall-e-3' });
+    const gate = await image.gate(user, { model: 'dall-e-3' });
     expect(gate.model).toBe('openai/dall-e-3');
     upstream.reply(
       {
@@ -251,7 +239,7 @@ describe('providers', () => {
         body: { created: 1, data: [{ b64_json: tinyPng(2).toString('base64'), revised_prompt: 'r2' }] },
       },
     );
-    const res = await generate(user, gate.id, {
+    const res = await image.send(user, gate.id, {
       prompt: 'a cat',
       size: '1792x1024',
       quality: 'hd',
@@ -280,7 +268,7 @@ describe('providers', () => {
 
   it('speaks OpenAI’s /images/generations for gpt-image-1: no response_format, priced by the quality it reports', async () => {
     const user = await signUpUser(app);
-    const gate = await imageGate(user, { model: 'gpt-image-1' });
+    const gate = await image.gate(user, { model: 'gpt-image-1' });
     const usage = {
       input_tokens: 20,
       input_tokens_details: { text_tokens: 20, image_tokens: 0 },
@@ -326,7 +314,7 @@ describe('providers', () => {
 
   it('speaks Gemini’s Imagen :predict', async () => {
     const user = await signUpUser(app);
-    const gate = await imageGate(user, { model: 'gemini/imagen-4.0-generate-001' });
+    const gate = await image.gate(user, { model: 'gemini/imagen-4.0-generate-001' });
     upstream.reply({
       type: 'json',
       body: {
@@ -336,7 +324,7 @@ describe('providers', () => {
         ],
       },
     });
-    const res = await generate(user, gate.id, { prompt: 'a bridge', count: 2, size: '1408x768' });
+    const res = await image.send(user, gate.id, { prompt: 'a bridge', count: 2, size: '1408x768' });
     expect(res.status, await res.clone().text()).toBe(200);
     const answer = (await res.json()) as ImageAnswer;
     expect(upstream.last().path).toBe('/v1beta/models/imagen-4.0-generate-001:predict');
@@ -356,7 +344,7 @@ describe('providers', () => {
 describe('POST /v1/images/generations (OpenAI-compatible)', () => {
   it('answers OpenAI’s format in b64_json from the mock', async () => {
     const user = await signUpUser(app);
-    const gate = await imageGate(user);
+    const gate = await image.gate(user);
     const res = await app.request('/v1/images/generations', {
       method: 'POST',
       headers: user.auth,
@@ -375,7 +363,7 @@ describe('POST /v1/images/generations (OpenAI-compatible)', () => {
 
   it('answers errors in OpenAI’s shape', async () => {
     const user = await signUpUser(app);
-    const gate = await imageGate(user);
+    const gate = await image.gate(user);
     const res = await app.request('/v1/images/generations', {
       method: 'POST',
       headers: { ...user.auth, 'x-gatehouse-gate-id': gate.id },

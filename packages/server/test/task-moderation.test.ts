@@ -8,13 +8,14 @@ import { moderationKind } from '../src/dataplane/tasks/moderation.ts';
 import { findModel } from '../src/domain/catalog.ts';
 import { useTestApp } from './support/app.ts';
 import { logEntryOf, type OpenAIError } from './support/chat.ts';
-import { createGate, signUpUser, type TestUser } from './support/factories.ts';
+import { createGate, signUpUser } from './support/factories.ts';
 import {
   expectBlockLimitHolds,
-  expectFallback,
+  expectFallsBack,
   expectFieldIssues,
   expectRefused,
   hasBearer,
+  taskRoute,
   useUpstream,
 } from './support/tasks.ts';
 
@@ -41,22 +42,7 @@ type ModerationAnswer = {
   latencyMs: number;
 };
 
-function moderate(
-  user: TestUser,
-  gateId: string,
-  data: Record<string, unknown>,
-  extra: Record<string, unknown> = {},
-) {
-  return app.request('/v3/moderation', {
-    method: 'POST',
-    headers: user.auth,
-    json: { gateId, data, ...extra },
-  });
-}
-
-async function moderationGate(user: TestUser, overrides: Record<string, unknown> = {}) {
-  return createGate(app, user, { taskType: 'moderation', model: 'mock/moderation', ...overrides });
-}
+const moderation = taskRoute(app, '/v3/moderation', { taskType: 'moderation', model: 'mock/moderation' });
 
 /** OpenAI's answer for one input, as its API sends it. */
 function openAIResult(flagged: string[] = []) {
@@ -72,8 +58,10 @@ function openAIResult(flagged: string[] = []) {
 describe('POST /v3/moderation on the mock', () => {
   it('flags by keyword, deterministically, one verdict per input, and logs it', async () => {
     const user = await signUpUser(app);
-    const gate = await moderationGate(user);
-    const res = await moderate(user, gate.id, { input: ['I will kill you', 'a lovely day', 'I hate this'] });
+    const gate = await moderation.gate(user);
+    const res = await moderation.send(user, gate.id, {
+      input: ['I will kill you', 'a lovely day', 'I hate this'],
+    });
     expect(res.status, await res.clone().text()).toBe(200);
     const answer = (await res.json()) as ModerationAnswer;
     expect(answer.model).toBe('mock/moderation');
@@ -88,7 +76,7 @@ describe('POST /v3/moderation on the mock', () => {
     expect(Object.keys(kill.categories)).toContain('hate/threatening');
 
     const again = (await (
-      await moderate(user, gate.id, { input: 'I will kill you' })
+      await moderation.send(user, gate.id, { input: 'I will kill you' })
     ).json()) as ModerationAnswer;
     expect(again.results).toEqual([kill]);
 
@@ -102,23 +90,21 @@ describe('POST /v3/moderation on the mock', () => {
 
   it('falls back from a failing model to the next provider, recording both attempts', async () => {
     const user = await signUpUser(app);
-    const gate = await moderationGate(user, {
-      routingStrategy: 'fallback',
-      fallbackModels: ['openai/omni-moderation-latest'],
-    });
     upstream.reply({
       type: 'json',
       body: { id: 'modr-1', model: 'omni-moderation-latest', results: [openAIResult()] },
     });
-    const res = await moderate(user, gate.id, { input: 'x [mock:fail=503@mock/moderation]' });
-    await expectFallback(app, res, 'mock/moderation', 'openai/omni-moderation-latest');
+    await expectFallsBack(app, user, moderation, {
+      fallback: 'openai/omni-moderation-latest',
+      data: (fail) => ({ input: `x ${fail}` }),
+    });
   });
 
   it('refuses bad input with a 400 naming the field, and a gate of another type', async () => {
     const user = await signUpUser(app);
-    const gate = await moderationGate(user);
+    const gate = await moderation.gate(user);
     await expectFieldIssues(
-      (data) => moderate(user, gate.id, data),
+      (data) => moderation.send(user, gate.id, data),
       [
         [{}, 'data.input'],
         [{ input: '' }, 'data.input'],
@@ -128,7 +114,7 @@ describe('POST /v3/moderation on the mock', () => {
     );
     const chatGate = await createGate(app, user, { model: 'mock/echo' });
     await expectRefused(
-      await moderate(user, chatGate.id, { input: 'x' }),
+      await moderation.send(user, chatGate.id, { input: 'x' }),
       'moderation requests need a moderation gate',
     );
   });
@@ -159,8 +145,9 @@ describe('a block limit', () => {
       fits: N,
       exact: true,
       digits: 12,
-      gate: (limit) => moderationGate(user, { model: 'mistral/mistral-moderation-latest', ...limit }),
-      send: (gateId) => moderate(user, gateId, { input }),
+      route: moderation,
+      gate: { model: 'mistral/mistral-moderation-latest' },
+      data: { input },
     });
     expect(spending).toBeCloseTo(N * worst, 12);
     for (const e of paid) expect(Number(e.costUsd)).toBeCloseTo(worst, 12);
@@ -170,7 +157,7 @@ describe('a block limit', () => {
 describe('providers', () => {
   it('speaks OpenAI’s /moderations, keeping its category names; free', async () => {
     const user = await signUpUser(app);
-    const gate = await moderationGate(user, { model: 'omni-moderation-latest' });
+    const gate = await moderation.gate(user, { model: 'omni-moderation-latest' });
     expect(gate.model).toBe('openai/omni-moderation-latest');
     upstream.reply({
       type: 'json',
@@ -180,7 +167,7 @@ describe('providers', () => {
         results: [openAIResult(['hate', 'hate/threatening']), openAIResult()],
       },
     });
-    const res = await moderate(user, gate.id, { input: ['they must all die', 'hello'] });
+    const res = await moderation.send(user, gate.id, { input: ['they must all die', 'hello'] });
     expect(res.status, await res.clone().text()).toBe(200);
     const answer = (await res.json()) as ModerationAnswer;
     expect(upstream.last().path).toBe('/v1/moderations');
@@ -202,7 +189,7 @@ describe('providers', () => {
 
   it('speaks Mistral’s /v1/moderations: its own categories, flagged when any is, priced per token', async () => {
     const user = await signUpUser(app);
-    const gate = await moderationGate(user, { model: 'mistral-moderation-latest' });
+    const gate = await moderation.gate(user, { model: 'mistral-moderation-latest' });
     expect(gate.model).toBe('mistral/mistral-moderation-latest');
     expect(findModel('mistral/mistral-moderation-latest')?.inputPricePerMTok).toBe(0.1);
     const categories = {
@@ -232,7 +219,7 @@ describe('providers', () => {
         usage: { prompt_tokens: 12, total_tokens: 12, completion_tokens: 0 },
       },
     });
-    const res = await moderate(user, gate.id, { input: 'I will hurt you' });
+    const res = await moderation.send(user, gate.id, { input: 'I will hurt you' });
     expect(res.status, await res.clone().text()).toBe(200);
     const answer = (await res.json()) as ModerationAnswer;
     expect(upstream.last().path).toBe('/mistral/v1/moderations');
@@ -265,7 +252,7 @@ describe('POST /v1/moderations (OpenAI-compatible)', () => {
 
   it('answers OpenAI’s shape with every OpenAI category, from the mock and from Mistral', async () => {
     const user = await signUpUser(app);
-    const gate = await moderationGate(user);
+    const gate = await moderation.gate(user);
     const headers = { ...user.auth, 'x-gatehouse-gate-id': gate.id };
     const res = await app.request('/v1/moderations', {
       method: 'POST',
@@ -302,7 +289,7 @@ describe('POST /v1/moderations (OpenAI-compatible)', () => {
     expect(entry).toMatchObject({ endpoint: '/v1/moderations', success: true });
 
     // A Mistral model's categories, mapped onto OpenAI's.
-    const mistralGate = await moderationGate(user, { model: 'mistral/mistral-moderation-latest' });
+    const mistralGate = await moderation.gate(user, { model: 'mistral/mistral-moderation-latest' });
     upstream.reply({
       type: 'json',
       body: {
@@ -332,7 +319,7 @@ describe('POST /v1/moderations (OpenAI-compatible)', () => {
 
   it('answers errors in OpenAI’s shape', async () => {
     const user = await signUpUser(app);
-    const gate = await moderationGate(user);
+    const gate = await moderation.gate(user);
     const res = await app.request('/v1/moderations', {
       method: 'POST',
       headers: { ...user.auth, 'x-gatehouse-gate-id': gate.id },

@@ -8,13 +8,14 @@ import { MAX_DOCUMENT_PAGES, ocrKind, pageBound } from '../src/dataplane/tasks/o
 import { findModel } from '../src/domain/catalog.ts';
 import { useTestApp } from './support/app.ts';
 import { logEntryOf, readGate } from './support/chat.ts';
-import { createGate, signUpUser, type TestUser } from './support/factories.ts';
+import { createGate, signUpUser } from './support/factories.ts';
 import {
   expectBlockLimitHolds,
-  expectFallback,
+  expectFallsBack,
   expectFieldIssues,
   expectRefused,
   hasBearer,
+  taskRoute,
   useUpstream,
 } from './support/tasks.ts';
 
@@ -47,13 +48,7 @@ function pdf(pages: number, text = ''): Buffer {
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
 
-function read(user: TestUser, gateId: string, data: Record<string, unknown>) {
-  return app.request('/v3/ocr', { method: 'POST', headers: user.auth, json: { gateId, data } });
-}
-
-async function ocrGate(user: TestUser, overrides: Record<string, unknown> = {}) {
-  return createGate(app, user, { taskType: 'ocr', model: 'mock/ocr', ...overrides });
-}
+const ocr = taskRoute(app, '/v3/ocr', { taskType: 'ocr', model: 'mock/ocr' });
 
 function mistralAnswer(pages: number) {
   return {
@@ -71,8 +66,8 @@ function mistralAnswer(pages: number) {
 describe('POST /v3/ocr on the mock', () => {
   it('reads one page per PDF page object, deterministically, priced per page, and logs it', async () => {
     const user = await signUpUser(app);
-    const gate = await ocrGate(user);
-    const res = await read(user, gate.id, { base64: pdf(3).toString('base64') });
+    const gate = await ocr.gate(user);
+    const res = await ocr.send(user, gate.id, { base64: pdf(3).toString('base64') });
     expect(res.status, await res.clone().text()).toBe(200);
     const answer = (await res.json()) as OcrAnswer;
     expect(answer.model).toBe('mock/ocr');
@@ -81,7 +76,7 @@ describe('POST /v3/ocr on the mock', () => {
     expect(answer.usage).toEqual({ pages: 3 });
     expect(answer.costUsd).toBeCloseTo(3 * 0.001, 12);
     const again = (await (
-      await read(user, gate.id, { base64: pdf(3).toString('base64') })
+      await ocr.send(user, gate.id, { base64: pdf(3).toString('base64') })
     ).json()) as OcrAnswer;
     expect(again.ocr).toEqual(answer.ocr);
 
@@ -91,10 +86,12 @@ describe('POST /v3/ocr on the mock', () => {
     // The file is not in the log: a note of its type and size stands for it.
     expect(JSON.stringify(entry.providerRequest)).toContain('[application/pdf, ');
 
-    const image = (await (await read(user, gate.id, { base64: PNG.toString('base64') })).json()) as OcrAnswer;
+    const image = (await (
+      await ocr.send(user, gate.id, { base64: PNG.toString('base64') })
+    ).json()) as OcrAnswer;
     expect(image.usage).toEqual({ pages: 1 });
     const url = (await (
-      await read(user, gate.id, { documentUrl: 'https://example.com/report.pdf' })
+      await ocr.send(user, gate.id, { documentUrl: 'https://example.com/report.pdf' })
     ).json()) as OcrAnswer;
     expect(url.ocr.pages).toHaveLength(1);
     expect(url.ocr.pages[0]?.markdown).toContain('https://example.com/report.pdf');
@@ -102,21 +99,19 @@ describe('POST /v3/ocr on the mock', () => {
 
   it('falls back from a failing model to Mistral, recording both attempts', async () => {
     const user = await signUpUser(app);
-    const gate = await ocrGate(user, {
-      routingStrategy: 'fallback',
-      fallbackModels: ['mistral/mistral-ocr-latest'],
-    });
     upstream.reply({ type: 'json', body: mistralAnswer(2) });
-    const res = await read(user, gate.id, { base64: pdf(2, '[mock:fail=503@mock/ocr]').toString('base64') });
-    await expectFallback(app, res, 'mock/ocr', 'mistral/mistral-ocr-latest');
+    await expectFallsBack(app, user, ocr, {
+      fallback: 'mistral/mistral-ocr-latest',
+      data: (fail) => ({ base64: pdf(2, fail).toString('base64') }),
+    });
   });
 
   it('refuses bad input with a 400 naming the field, and a gate of another type', async () => {
     const user = await signUpUser(app);
-    const gate = await ocrGate(user);
+    const gate = await ocr.gate(user);
     const b64 = pdf(1).toString('base64');
     await expectFieldIssues(
-      (data) => read(user, gate.id, data),
+      (data) => ocr.send(user, gate.id, data),
       [
         [{}, 'data'],
         [{ documentUrl: 'https://a.example/x.pdf', base64: b64 }, 'data'],
@@ -135,7 +130,7 @@ describe('POST /v3/ocr on the mock', () => {
       ],
     );
     const chatGate = await createGate(app, user, { model: 'mock/echo' });
-    await expectRefused(await read(user, chatGate.id, { base64: b64 }), 'OCR requests need an ocr gate');
+    await expectRefused(await ocr.send(user, chatGate.id, { base64: b64 }), 'OCR requests need an ocr gate');
   });
 });
 
@@ -152,8 +147,8 @@ describe('a block limit', () => {
       worst,
       fits: N,
       exact: true,
-      gate: (limit) => ocrGate(user, limit),
-      send: (gateId) => read(user, gateId, { base64 }),
+      route: ocr,
+      data: { base64 },
     });
     expect(spending).toBeCloseTo(N * worst, 10);
     for (const e of paid) expect(Number(e.costUsd)).toBeCloseTo(worst, 10);
@@ -175,17 +170,17 @@ describe('a block limit', () => {
     const user = await signUpUser(app);
     // Room for 500 pages: an inline PDF of 2 pages passes; a URL (1,000 pages at worst) does not,
     // and a refused reservation suspends the gate for the period, as for every task type.
-    const gate = await ocrGate(user, { spendingLimit: 0.5, spendingEnforcement: 'block' });
-    const inline = await read(user, gate.id, { base64: pdf(2).toString('base64') });
+    const gate = await ocr.gate(user, { spendingLimit: 0.5, spendingEnforcement: 'block' });
+    const inline = await ocr.send(user, gate.id, { base64: pdf(2).toString('base64') });
     expect(inline.status, await inline.clone().text()).toBe(200);
     // Ten pages named: ten reserved; the mock's URL document has one page, one is billed.
-    const named = await read(user, gate.id, {
+    const named = await ocr.send(user, gate.id, {
       documentUrl: 'https://a.example/x.pdf',
       pages: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
     });
     expect(named.status, await named.clone().text()).toBe(200);
     expect(((await named.json()) as OcrAnswer).usage).toEqual({ pages: 1 });
-    const url = await read(user, gate.id, { documentUrl: 'https://a.example/x.pdf' });
+    const url = await ocr.send(user, gate.id, { documentUrl: 'https://a.example/x.pdf' });
     expect(url.status).toBe(402);
     expect((await readGate(app, user, gate.id)).spendingCurrent).toBeCloseTo(0.003, 10);
   });
@@ -194,13 +189,13 @@ describe('a block limit', () => {
 describe('Mistral’s /v1/ocr', () => {
   it('sends a document URL, an image URL, and inline files as data URLs; prices the pages it reports', async () => {
     const user = await signUpUser(app);
-    const gate = await ocrGate(user, { model: 'mistral-ocr-latest' });
+    const gate = await ocr.gate(user, { model: 'mistral-ocr-latest' });
     expect(gate.model).toBe('mistral/mistral-ocr-latest');
     const perPage = findModel('mistral/mistral-ocr-latest')?.unitPrices.perPage ?? Number.NaN;
     expect(perPage).toBeGreaterThan(0);
 
     upstream.reply({ type: 'json', body: mistralAnswer(4) });
-    const res = await read(user, gate.id, { documentUrl: 'https://arxiv.org/pdf/2201.04234' });
+    const res = await ocr.send(user, gate.id, { documentUrl: 'https://arxiv.org/pdf/2201.04234' });
     expect(res.status, await res.clone().text()).toBe(200);
     const answer = (await res.json()) as OcrAnswer;
     expect(upstream.last().path).toBe('/mistral/v1/ocr');
@@ -218,7 +213,7 @@ describe('Mistral’s /v1/ocr', () => {
 
     // Only some pages: sent as Mistral's `pages`, numbered from 0.
     upstream.reply({ type: 'json', body: mistralAnswer(2) });
-    const some = await read(user, gate.id, { documentUrl: 'https://a.example/long.pdf', pages: [0, 7] });
+    const some = await ocr.send(user, gate.id, { documentUrl: 'https://a.example/long.pdf', pages: [0, 7] });
     expect(some.status, await some.clone().text()).toBe(200);
     expect(upstream.last().body).toEqual({
       model: 'mistral-ocr-latest',
@@ -227,7 +222,7 @@ describe('Mistral’s /v1/ocr', () => {
     });
 
     upstream.reply({ type: 'json', body: mistralAnswer(1) });
-    await read(user, gate.id, { imageUrl: 'https://a.example/receipt.png' });
+    await ocr.send(user, gate.id, { imageUrl: 'https://a.example/receipt.png' });
     expect(upstream.last().body.document).toEqual({
       type: 'image_url',
       image_url: 'https://a.example/receipt.png',
@@ -235,21 +230,21 @@ describe('Mistral’s /v1/ocr', () => {
 
     upstream.reply({ type: 'json', body: mistralAnswer(2) });
     const file = pdf(2);
-    await read(user, gate.id, { base64: file.toString('base64') });
+    await ocr.send(user, gate.id, { base64: file.toString('base64') });
     expect(upstream.last().body.document).toEqual({
       type: 'document_url',
       document_url: `data:application/pdf;base64,${file.toString('base64')}`,
     });
 
     upstream.reply({ type: 'json', body: mistralAnswer(1) });
-    await read(user, gate.id, { base64: PNG.toString('base64') });
+    await ocr.send(user, gate.id, { base64: PNG.toString('base64') });
     expect(upstream.last().body.document).toEqual({
       type: 'image_url',
       image_url: `data:image/png;base64,${PNG.toString('base64')}`,
     });
 
     upstream.reply({ type: 'json', body: mistralAnswer(1) });
-    await read(user, gate.id, {
+    await ocr.send(user, gate.id, {
       base64: Buffer.from('PK docx').toString('base64'),
       mimeType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
     });
@@ -260,12 +255,12 @@ describe('Mistral’s /v1/ocr', () => {
 
   it('fails on an answer without pages', async () => {
     const user = await signUpUser(app);
-    const gate = await ocrGate(user, { model: 'mistral/mistral-ocr-latest' });
+    const gate = await ocr.gate(user, { model: 'mistral/mistral-ocr-latest' });
     upstream.reply({
       type: 'json',
       body: { model: 'mistral-ocr-latest', usage_info: { pages_processed: 1 } },
     });
-    const res = await read(user, gate.id, { imageUrl: 'https://a.example/receipt.png' });
+    const res = await ocr.send(user, gate.id, { imageUrl: 'https://a.example/receipt.png' });
     expect(res.status).toBe(502);
   });
 });

@@ -11,9 +11,10 @@ import { logEntriesOf, logEntryOf, type NativeError, readGate } from './support/
 import { createGate, signUpUser, type TestUser } from './support/factories.ts';
 import {
   expectBlockLimitHolds,
-  expectFellBack,
+  expectFallsBack,
   hasBearer,
   hasGoogleKey,
+  taskRoute,
   useUpstream,
 } from './support/tasks.ts';
 
@@ -40,14 +41,7 @@ type VideoBody = {
   error?: { code: string; message: string };
 };
 
-function video(
-  user: TestUser,
-  gateId: string,
-  data: Record<string, unknown>,
-  extra: Record<string, unknown> = {},
-) {
-  return app.request('/v3/video', { method: 'POST', headers: user.auth, json: { gateId, data, ...extra } });
-}
+const video = taskRoute(app, '/v3/video', { taskType: 'video', model: 'mock/video' });
 
 const getJob = (user: TestUser, id: string) => app.request(`/v3/video/${id}`, { headers: user.auth });
 
@@ -60,9 +54,6 @@ async function finished(user: TestUser, res: Response): Promise<VideoBody> {
   }
   return body;
 }
-
-const videoGate = (user: TestUser, overrides: Record<string, unknown> = {}) =>
-  createGate(app, user, { taskType: 'video', model: 'mock/video', ...overrides });
 
 /** Decodes a GIF's frames (LZW and all): the file is a real, whole animation. */
 function gifFrames(gif: Buffer): { width: number; height: number; frames: Uint8Array[] } {
@@ -130,8 +121,8 @@ function gifFrames(gif: Buffer): { width: number; height: number; frames: Uint8A
 describe('POST /v3/video on the mock', () => {
   it('answers a real animated GIF within the wait, priced per second, and logs it', async () => {
     const user = await signUpUser(app);
-    const gate = await videoGate(user);
-    const res = await video(user, gate.id, { prompt: 'a red kite over the sea', duration: 3 });
+    const gate = await video.gate(user);
+    const res = await video.send(user, gate.id, { prompt: 'a red kite over the sea', duration: 3 });
     expect(res.status, await res.clone().text()).toBe(200);
     const body = (await res.json()) as VideoBody;
     expect(body).toMatchObject({ status: 'succeeded', model: 'mock/video', seconds: 3 });
@@ -145,7 +136,7 @@ describe('POST /v3/video on the mock', () => {
 
     // The same prompt makes the same file; another prompt other colours.
     const again = (await (
-      await video(user, gate.id, { prompt: 'a red kite over the sea', duration: 3 })
+      await video.send(user, gate.id, { prompt: 'a red kite over the sea', duration: 3 })
     ).json()) as VideoBody;
     expect(again.videos?.[0]?.base64).toBe(body.videos?.[0]?.base64);
 
@@ -161,8 +152,8 @@ describe('POST /v3/video on the mock', () => {
 
   it('answers 202 past the wait; the job reports running, then the video; the log entry comes at the end', async () => {
     const user = await signUpUser(app);
-    const gate = await videoGate(user);
-    const res = await video(user, gate.id, { prompt: `slow clouds [mock:delay=${WAIT_MS + 3000}]` });
+    const gate = await video.gate(user);
+    const res = await video.send(user, gate.id, { prompt: `slow clouds [mock:delay=${WAIT_MS + 3000}]` });
     expect(res.status, await res.clone().text()).toBe(202);
     const accepted = (await res.json()) as VideoBody;
     expect(accepted.status).toBe('running');
@@ -187,23 +178,21 @@ describe('POST /v3/video on the mock', () => {
 
   it('reports a failed job, and falls back from a failing model', async () => {
     const user = await signUpUser(app);
-    const gate = await videoGate(user, {
-      routingStrategy: 'fallback',
-      fallbackModels: ['openai/sora-2'],
-    });
     upstream.reply(
       { type: 'json', body: { id: 'video_1', status: 'queued', seconds: '4' } },
       { type: 'json', body: { id: 'video_1', status: 'completed', seconds: '4' } },
       { type: 'bytes', contentType: 'video/mp4', data: Buffer.from('\0\0\0\x18ftypmp42 fake mp4') },
     );
-    const res = await video(user, gate.id, { prompt: 'boats [mock:fail=503@mock/video]' });
-    const body = await finished(user, res);
+    const body = await expectFallsBack(app, user, video, {
+      fallback: 'openai/sora-2',
+      data: (fail) => ({ prompt: `boats ${fail}` }),
+      answer: (res) => finished(user, res),
+    });
     expect(body).toMatchObject({ status: 'succeeded', model: 'openai/sora-2', seconds: 4 });
-    await expectFellBack(app, body.id, 'mock/video', 'openai/sora-2');
 
     // A job failing after its 202 reports the failure.
-    const single = await videoGate(user);
-    const late = await video(user, single.id, {
+    const single = await video.gate(user);
+    const late = await video.send(user, single.id, {
       prompt: `nope [mock:delay=${WAIT_MS + 300}] [mock:fail=500]`,
     });
     expect(late.status).toBe(202);
@@ -222,21 +211,21 @@ describe('POST /v3/video on the mock', () => {
       worst,
       fits: 5,
       tolerance: 1e-9,
-      gate: (limit) => videoGate(user, limit),
-      send: (gateId) => video(user, gateId, { prompt: 'the same clip', duration: 2 }),
+      route: video,
+      data: { prompt: 'the same clip', duration: 2 },
     });
   });
 
   it("answers 404 for another user's job, and 400 naming the field for bad input", async () => {
     const owner = await signUpUser(app);
     const other = await signUpUser(app);
-    const gate = await videoGate(owner);
-    const body = (await (await video(owner, gate.id, { prompt: 'mine' })).json()) as VideoBody;
+    const gate = await video.gate(owner);
+    const body = (await (await video.send(owner, gate.id, { prompt: 'mine' })).json()) as VideoBody;
     expect((await getJob(other, body.id)).status).toBe(404);
     expect((await app.request(`/v3/video/${body.id}/content`, { headers: other.auth })).status).toBe(404);
     expect((await getJob(owner, 'not-a-uuid')).status).toBe(404);
 
-    const sora = await videoGate(owner, { model: 'openai/sora-2' });
+    const sora = await video.gate(owner, { model: 'openai/sora-2' });
     const cases: [string, Record<string, unknown>, string][] = [
       [gate.id, {}, 'data.prompt'],
       [gate.id, { prompt: '  ' }, 'data.prompt'],
@@ -249,20 +238,20 @@ describe('POST /v3/video on the mock', () => {
       [sora.id, { prompt: 'x', size: '1792x1024' }, 'data.size'],
     ];
     for (const [gateId, data, field] of cases) {
-      const res = await video(owner, gateId, data);
+      const res = await video.send(owner, gateId, data);
       expect(res.status, JSON.stringify(data)).toBe(400);
       const error = ((await res.json()) as NativeError).error;
       expect(JSON.stringify(error), JSON.stringify(data)).toContain(field);
     }
     const chatGate = await createGate(app, owner, { taskType: 'chat', model: 'mock/echo' });
-    expect((await video(owner, chatGate.id, { prompt: 'x' })).status).toBe(400);
+    expect((await video.send(owner, chatGate.id, { prompt: 'x' })).status).toBe(400);
   });
 });
 
 describe('POST /v3/video on the providers’ wires', () => {
   it('OpenAI Sora: creates, polls until completed, downloads the content', async () => {
     const user = await signUpUser(app);
-    const gate = await videoGate(user, { model: 'openai/sora-2-pro' });
+    const gate = await video.gate(user, { model: 'openai/sora-2-pro' });
     const mp4 = Buffer.from('\0\0\0\x18ftypmp42\0\0\0\0mp42isom a tiny fake movie');
     upstream.reply(
       { type: 'json', body: { id: 'video_abc', object: 'video', status: 'queued', seconds: '8' } },
@@ -271,7 +260,12 @@ describe('POST /v3/video on the providers’ wires', () => {
       { type: 'bytes', contentType: 'video/mp4', data: mp4 },
     );
     const image = 'data:image/png;base64,iVBORw0KGgo=';
-    const res = await video(user, gate.id, { prompt: 'a lighthouse', duration: 8, size: '1792x1024', image });
+    const res = await video.send(user, gate.id, {
+      prompt: 'a lighthouse',
+      duration: 8,
+      size: '1792x1024',
+      image,
+    });
     const body = await finished(user, res);
     expect(body).toMatchObject({ status: 'succeeded', model: 'openai/sora-2-pro', seconds: 8 });
     expect(Buffer.from(body.videos?.[0]?.base64 ?? '', 'base64').equals(mp4)).toBe(true);
@@ -305,7 +299,7 @@ describe('POST /v3/video on the providers’ wires', () => {
 
   it('OpenAI Sora: a failed job fails the request with the provider’s reason', async () => {
     const user = await signUpUser(app);
-    const gate = await videoGate(user, { model: 'openai/sora-2' });
+    const gate = await video.gate(user, { model: 'openai/sora-2' });
     upstream.reply(
       { type: 'json', body: { id: 'video_x', status: 'queued' } },
       {
@@ -317,7 +311,7 @@ describe('POST /v3/video on the providers’ wires', () => {
         },
       },
     );
-    const res = await video(user, gate.id, { prompt: 'something refused' });
+    const res = await video.send(user, gate.id, { prompt: 'something refused' });
     const body = res.status === 202 ? await finished(user, res) : null;
     if (body) expect(body.status).toBe('failed');
     else {
@@ -328,7 +322,7 @@ describe('POST /v3/video on the providers’ wires', () => {
 
   it('Gemini Veo: predictLongRunning, polls the operation, downloads the video with the key', async () => {
     const user = await signUpUser(app);
-    const gate = await videoGate(user, { model: 'gemini/veo-3.0-fast-generate-001' });
+    const gate = await video.gate(user, { model: 'gemini/veo-3.0-fast-generate-001' });
     const mp4 = Buffer.from('\0\0\0\x18ftypisom veo fake movie');
     const op = 'models/veo-3.0-fast-generate-001/operations/op123';
     const uri = `${upstream.url}/v1beta/files/vid1:download?alt=media`;
@@ -345,7 +339,7 @@ describe('POST /v3/video on the providers’ wires', () => {
       },
       { type: 'bytes', contentType: 'video/mp4', data: mp4 },
     );
-    const res = await video(user, gate.id, {
+    const res = await video.send(user, gate.id, {
       prompt: 'a fox in snow',
       duration: 6,
       size: '720x1280',

@@ -1,8 +1,10 @@
 /**
  * What the task-type tests (/v3/embeddings, image, tts, stt, moderation, ocr, video) share: a local
- * provider stand-in checking keys as the real ones do, a fallback read back from the log, and a
- * block limit that holds under 50 concurrent requests.
+ * provider stand-in checking keys as the real ones do, a route and the gates of its type, a
+ * fallback read back from the log, a block limit that holds under 50 concurrent requests, and
+ * refusals of bad input.
  */
+import type { TaskType } from '@gatehouse/rules/gate';
 import { expect } from 'vitest';
 import type { TestApp } from './app.ts';
 import { attemptsOf, logEntriesOf, logEntryOf, type NativeError, readGate } from './chat.ts';
@@ -12,7 +14,7 @@ import {
   startUpstream,
   type Upstream,
 } from './emulators/upstream.ts';
-import type { TestUser } from './factories.ts';
+import { createGate, type TestUser } from './factories.ts';
 
 export const hasBearer = (request: RecordedRequest, key: string) =>
   request.headers.authorization === `Bearer ${key}`;
@@ -41,26 +43,65 @@ export async function useUpstream(provider: {
   return upstream;
 }
 
-/** The log entry of a request holds a failed attempt on `from` (503), then a good one on `to`. */
-export async function expectFellBack(app: TestApp, requestId: string, from: string, to: string) {
-  const entry = await logEntryOf(app, requestId);
+/**
+ * A task type's /v3 route, and the gates of its type the tests make: on `model` unless
+ * `overrides` say otherwise.
+ */
+export function taskRoute(app: TestApp, path: string, defaults: { taskType: TaskType; model: string }) {
+  return {
+    model: defaults.model,
+    gate: (user: TestUser, overrides: Record<string, unknown> = {}) =>
+      createGate(app, user, { ...defaults, ...overrides }),
+    /** POST `path` with `{ gateId, data, ...extra }`. */
+    send: (
+      user: TestUser,
+      gateId: string,
+      data: Record<string, unknown>,
+      extra: Record<string, unknown> = {},
+    ) => app.request(path, { method: 'POST', headers: user.auth, json: { gateId, data, ...extra } }),
+  };
+}
+
+export type TaskRoute = ReturnType<typeof taskRoute>;
+
+export type FallbackCase<T> = {
+  /** The fallback model as the gate names it. */
+  fallback: string;
+  /** The model that answers, as the answer and the log name it (default: `fallback`). */
+  to?: string;
+  /** The request's data, carrying `fail` (the directive failing the gate's mock model with a 503). */
+  data: (fail: string) => Record<string, unknown>;
+  /** Reads the answer from the response (default: a 200 and its body). */
+  answer?: (res: Response) => Promise<T>;
+};
+
+/**
+ * A gate of the route's type on its mock model, falling back to another: a request on which the
+ * mock model fails with a 503 is answered by the fallback, and its log entry holds the failed
+ * attempt, then the good one.
+ */
+export async function expectFallsBack<T extends { id: string; model?: string | undefined }>(
+  app: TestApp,
+  user: TestUser,
+  route: TaskRoute,
+  c: FallbackCase<T>,
+): Promise<T> {
+  const from = route.model;
+  const to = c.to ?? c.fallback;
+  const gate = await route.gate(user, { routingStrategy: 'fallback', fallbackModels: [c.fallback] });
+  const res = await route.send(user, gate.id, c.data(`[mock:fail=503@${from}]`));
+  let answer: T;
+  if (c.answer) answer = await c.answer(res);
+  else {
+    expect(res.status, await res.clone().text()).toBe(200);
+    answer = (await res.json()) as T;
+  }
+  expect(answer.model).toBe(to);
+  const entry = await logEntryOf(app, answer.id);
   expect(attemptsOf(entry).map((a) => [a.model, a.ok, a.status])).toEqual([
     [from, false, 503],
     [to, true, 200],
   ]);
-}
-
-/** A request that fell back from `from` to `to`: answered 200 by `to`, both attempts logged. */
-export async function expectFallback<T extends { id: string; model: string }>(
-  app: TestApp,
-  res: Response,
-  from: string,
-  to: string,
-): Promise<T> {
-  expect(res.status, await res.clone().text()).toBe(200);
-  const answer = (await res.json()) as T;
-  expect(answer.model).toBe(to);
-  await expectFellBack(app, answer.id, from, to);
   return answer;
 }
 
@@ -75,20 +116,22 @@ export type BlockLimitCase = {
   digits?: number;
   /** How far the spending read back may pass the limit by the rounding of its sum (default 0). */
   tolerance?: number;
-  /** Makes the gate, given its block limit. */
-  gate: (limit: { spendingLimit: number; spendingEnforcement: 'block' }) => Promise<{ id: string }>;
-  send: (gateId: string) => Promise<Response>;
+  route: TaskRoute;
+  /** The gate's settings besides its limit (another model, say). */
+  gate?: Record<string, unknown>;
+  /** Every request's data: the same for all 50. */
+  data: Record<string, unknown>;
 };
 
 /**
- * Sends 50 requests at once to a gate whose block limit holds `fits` worst cases: some pass (all
+ * Sends 50 requests at once to a gate of the route's type whose block limit holds `fits` worst cases: some pass (all
  * `fits` of them when `exact`), never more; the rest are refused with 402; the spending stays
  * within the limit; every request has one log entry, and the good ones are the ones that passed.
  */
 export async function expectBlockLimitHolds(app: TestApp, user: TestUser, c: BlockLimitCase) {
   const limit = Number(((c.fits + (c.exact ? 0.5 : 0)) * c.worst).toFixed(c.digits ?? 10));
-  const gate = await c.gate({ spendingLimit: limit, spendingEnforcement: 'block' });
-  const responses = await Promise.all(Array.from({ length: 50 }, () => c.send(gate.id)));
+  const gate = await c.route.gate(user, { ...c.gate, spendingLimit: limit, spendingEnforcement: 'block' });
+  const responses = await Promise.all(Array.from({ length: 50 }, () => c.route.send(user, gate.id, c.data)));
   const statuses = responses.map((r) => r.status);
   const passed = statuses.filter((s) => s === 200).length;
   if (c.exact) expect(passed).toBe(c.fits);
