@@ -8,7 +8,7 @@ import { MutationErrorFields } from '../forms/mutationErrors.ts';
 import { graphql, type ResultOf } from '../graphql.ts';
 import { formatUtc } from '../logs/format.ts';
 import { ApiKeyReveal } from '../session/ApiKeyReveal.tsx';
-import { ConfirmRow, useConfirmation } from '../ui/Confirm.tsx';
+import { AskButton, ConfirmRow, useConfirmation } from '../ui/Confirm.tsx';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
 import { CreateApiKeyForm, type NewApiKey } from './CreateApiKeyForm.tsx';
 
@@ -207,11 +207,7 @@ function ApiKeyTableRow({
           )}
         </td>
         <td className="row-actions">
-          {!revoked && !confirmation.confirming && (
-            <button type="button" className="button subtle" onClick={confirmation.ask}>
-              Revoke
-            </button>
-          )}
+          {!revoked && <AskButton confirmation={confirmation}>Revoke</AskButton>}
         </td>
       </tr>
       <ConfirmRow

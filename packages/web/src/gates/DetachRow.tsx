@@ -1,7 +1,7 @@
 import type { ReactNode } from 'react';
 import { useMutation } from 'urql';
 import { graphql } from '../graphql.ts';
-import { ConfirmRow, useConfirmation } from '../ui/Confirm.tsx';
+import { AskButton, ConfirmRow, useConfirmation } from '../ui/Confirm.tsx';
 
 const DetachSubGateMutation = graphql(`
   mutation DetachSubGate($gateId: ID!, $subGateId: ID!) {
@@ -60,11 +60,7 @@ export function DetachableRow({
       <tr>
         {cells}
         <td className="row-actions">
-          {!confirmation.confirming && (
-            <button type="button" className="button subtle" onClick={confirmation.ask}>
-              Detach
-            </button>
-          )}
+          <AskButton confirmation={confirmation}>Detach</AskButton>
         </td>
       </tr>
       <ConfirmRow

@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../graphql.ts';
 import { formatDateTime } from '../logs/format.ts';
-import { ConfirmPanel, useConfirmation } from '../ui/Confirm.tsx';
+import { AskButton, ConfirmPanel, useConfirmation } from '../ui/Confirm.tsx';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
 import { GateDetail, type GateDetailData } from './gateDetail.ts';
 import { changeWho, readableValue, TEXT_PREVIEW } from './history.ts';
@@ -165,11 +165,7 @@ function VersionItem({
         {current ? (
           <span className="badge">current</span>
         ) : (
-          !confirmation.confirming && (
-            <button type="button" className="button subtle" onClick={confirmation.ask}>
-              Roll back to this version
-            </button>
-          )
+          <AskButton confirmation={confirmation}>Roll back to this version</AskButton>
         )}
       </div>
       {version.changes.length === 0 ? (
@@ -190,20 +186,18 @@ function VersionItem({
           ))}
         </ul>
       )}
-      {confirmation.confirming && (
-        <ConfirmPanel
-          confirmation={confirmation}
-          label="Confirm rollback"
-          question={
-            <>
-              Roll back to v{version.version}? The gate’s settings become those of v{version.version}; unsaved
-              edits in the form are dropped.
-            </>
-          }
-          action="Yes, roll back"
-          busyAction="Rolling back…"
-        />
-      )}
+      <ConfirmPanel
+        confirmation={confirmation}
+        label="Confirm rollback"
+        question={
+          <>
+            Roll back to v{version.version}? The gate’s settings become those of v{version.version}; unsaved
+            edits in the form are dropped.
+          </>
+        }
+        action="Yes, roll back"
+        busyAction="Rolling back…"
+      />
     </li>
   );
 }

@@ -2,7 +2,7 @@ import { useMutation, useQuery } from 'urql';
 import { Link, useParams, useSearchParams } from 'wouter';
 import { graphql } from '../graphql.ts';
 import { formatCount, formatDateTime, formatMs, formatUsd } from '../logs/format.ts';
-import { ConfirmPanel, useConfirmation } from '../ui/Confirm.tsx';
+import { AskButton, ConfirmPanel, useConfirmation } from '../ui/Confirm.tsx';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
 import { canEnd, SessionStatusBadge } from './sessionStatus.tsx';
 
@@ -241,20 +241,16 @@ function EndSession({
     );
   });
 
-  if (!confirmation.confirming) {
-    return (
-      <button type="button" className="button subtle" onClick={confirmation.ask}>
-        End session
-      </button>
-    );
-  }
   return (
-    <ConfirmPanel
-      confirmation={confirmation}
-      label="Confirm end session"
-      question="End this session? It becomes completed; a later request with its id still passes, and marks it runaway."
-      action="Yes, end it"
-      busyAction="Ending…"
-    />
+    <>
+      <AskButton confirmation={confirmation}>End session</AskButton>
+      <ConfirmPanel
+        confirmation={confirmation}
+        label="Confirm end session"
+        question="End this session? It becomes completed; a later request with its id still passes, and marks it runaway."
+        action="Yes, end it"
+        busyAction="Ending…"
+      />
+    </>
   );
 }

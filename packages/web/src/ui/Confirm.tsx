@@ -27,7 +27,20 @@ export function useConfirmation(act: () => Promise<string | null>) {
 
 export type Confirmation = ReturnType<typeof useConfirmation>;
 
-/** The question, Cancel, and the button that acts (`busyLabel` while it runs), as an alert dialog. */
+/** The button that asks for the confirmation (`children` is its label); hidden while it is asked. */
+export function AskButton({ confirmation, children }: { confirmation: Confirmation; children: ReactNode }) {
+  if (confirmation.confirming) return null;
+  return (
+    <button type="button" className="button subtle" onClick={confirmation.ask}>
+      {children}
+    </button>
+  );
+}
+
+/**
+ * While the confirmation is asked: the question, Cancel, and the button that acts (`busyAction`
+ * while it runs), as an alert dialog.
+ */
 export function ConfirmPanel({
   confirmation,
   label,
@@ -42,7 +55,8 @@ export function ConfirmPanel({
   action: string;
   busyAction: string;
 }) {
-  const { busy, problem, cancel, confirm } = confirmation;
+  const { confirming, busy, problem, cancel, confirm } = confirmation;
+  if (!confirming) return null;
   return (
     <div className="confirm" role="alertdialog" aria-label={label}>
       <span>{question}</span>
