@@ -4,7 +4,7 @@
  * provider needs them (cache marks, thinking and betas reach Anthropic only; tools and tool
  * results translated for OpenAI), with the answers streamed back as Anthropic's events.
  */
-import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { assemble, messageOf, messages, namedEvents, shapeOf } from './support/anthropic.ts';
 import { useTestApp } from './support/app.ts';
 import { logEntriesOf } from './support/chat.ts';
@@ -17,44 +17,19 @@ import {
   READ_CALL,
   REASONING,
 } from './support/claudeCode.ts';
-import {
-  errorFrame,
-  errorReply,
-  message,
-  startAnthropicEmulator,
-  streamFrames,
-} from './support/emulators/anthropic.ts';
-import { streamFrames as geminiFrames, startGeminiEmulator } from './support/emulators/gemini.ts';
-import {
-  completion as openAICompletion,
-  startOpenAIEmulator,
-  streamReply,
-} from './support/emulators/openai.ts';
+import { errorFrame, errorReply, message, streamFrames } from './support/emulators/anthropic.ts';
+import { streamFrames as geminiFrames } from './support/emulators/gemini.ts';
+import { completion as openAICompletion, streamReply } from './support/emulators/openai.ts';
+import { useEmulators } from './support/emulators/useEmulators.ts';
 import { createGate, signUpUser } from './support/factories.ts';
 
-const anthropic = await startAnthropicEmulator('sk-ant-upstream');
-const openai = await startOpenAIEmulator('openai', 'sk-openai-upstream');
-const mistral = await startOpenAIEmulator('mistral', 'sk-mistral-upstream');
-const gemini = await startGeminiEmulator('gemini-upstream-key');
-const app = useTestApp({
-  MISTRAL_API_KEY: mistral.apiKey,
-  MISTRAL_BASE_URL: mistral.baseUrl,
-  GEMINI_API_KEY: gemini.apiKey,
-  GEMINI_BASE_URL: gemini.baseUrl,
-  ANTHROPIC_API_KEY: anthropic.apiKey,
-  ANTHROPIC_BASE_URL: anthropic.baseUrl,
-  OPENAI_API_KEY: openai.apiKey,
-  OPENAI_BASE_URL: openai.baseUrl,
+const { anthropic, openai, mistral, gemini, env } = await useEmulators({
+  anthropic: { apiKey: 'sk-ant-upstream' },
+  openai: { apiKey: 'sk-openai-upstream' },
+  mistral: { apiKey: 'sk-mistral-upstream' },
+  gemini: { apiKey: 'gemini-upstream-key' },
 });
-afterAll(async () => {
-  await anthropic.upstream.close();
-  await openai.upstream.close();
-  await mistral.upstream.close();
-  await gemini.upstream.close();
-});
-beforeEach(() => {
-  for (const emulator of [anthropic, openai, mistral, gemini]) emulator.upstream.reset();
-});
+const app = useTestApp(env);
 
 // Claude Code asks for its own model; the gate decides (a model override is not allowed here).
 const OVERRIDES = { maxTokens: true, temperature: true };

@@ -6,21 +6,13 @@
  * say [REDACTED] and never the key. The same where a drop-in route forwards the provider's own
  * events (same family, same wire), and there a stream without a key comes back byte for byte.
  */
-import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { useTestApp } from './support/app.ts';
 import { logEntryOf, say } from './support/chat.ts';
-import {
-  streamFrames as anthropicFrames,
-  type StreamBlock,
-  startAnthropicEmulator,
-} from './support/emulators/anthropic.ts';
-import { streamFrames as geminiFrames, startGeminiEmulator } from './support/emulators/gemini.ts';
-import {
-  chunkFrames,
-  responsesFrames,
-  startOpenAIEmulator,
-  streamReply,
-} from './support/emulators/openai.ts';
+import { streamFrames as anthropicFrames, type StreamBlock } from './support/emulators/anthropic.ts';
+import { streamFrames as geminiFrames } from './support/emulators/gemini.ts';
+import { chunkFrames, responsesFrames, streamReply } from './support/emulators/openai.ts';
+import { useEmulators } from './support/emulators/useEmulators.ts';
 import { createGate, signUpUser, type TestUser } from './support/factories.ts';
 
 const OPENAI_KEY = 'sk-proj-Secret0penAIKey-4242424242';
@@ -28,23 +20,12 @@ const ANTHROPIC_KEY = 'sk-ant-api03-SecretAnthropicKey-77777';
 const GEMINI_KEY = 'AIzaSyD-SecretGeminiKey-31415926';
 const KEYS = [OPENAI_KEY, ANTHROPIC_KEY, GEMINI_KEY];
 
-const openai = await startOpenAIEmulator('openai', OPENAI_KEY);
-const anthropic = await startAnthropicEmulator(ANTHROPIC_KEY);
-const gemini = await startGeminiEmulator(GEMINI_KEY);
-const app = useTestApp({
-  OPENAI_API_KEY: OPENAI_KEY,
-  OPENAI_BASE_URL: openai.baseUrl,
-  ANTHROPIC_API_KEY: ANTHROPIC_KEY,
-  ANTHROPIC_BASE_URL: anthropic.baseUrl,
-  GEMINI_API_KEY: GEMINI_KEY,
-  GEMINI_BASE_URL: gemini.baseUrl,
+const { openai, anthropic, gemini, env } = await useEmulators({
+  openai: { apiKey: OPENAI_KEY },
+  anthropic: { apiKey: ANTHROPIC_KEY },
+  gemini: { apiKey: GEMINI_KEY },
 });
-afterAll(async () => {
-  for (const e of [openai, anthropic, gemini]) await e.upstream.close();
-});
-beforeEach(() => {
-  for (const e of [openai, anthropic, gemini]) e.upstream.reset();
-});
+const app = useTestApp(env);
 
 /** `key` in the middle of a sentence. */
 const LEAK = (key: string) => `The key is ${key} and that is all.`;

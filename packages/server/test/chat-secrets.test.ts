@@ -3,30 +3,25 @@
  * key to clients or to the log: answers (plain and streamed, on both chat endpoints), error
  * messages, attempts and the stored provider response all say [REDACTED] instead.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { useTestApp } from './support/app.ts';
 import { logEntriesOf, say } from './support/chat.ts';
-import { startAnthropicEmulator } from './support/emulators/anthropic.ts';
-import { chunkFrames, startOpenAIEmulator } from './support/emulators/openai.ts';
+import { chunkFrames } from './support/emulators/openai.ts';
 import { type RecordedRequest, sseFrame } from './support/emulators/upstream.ts';
+import { useEmulators } from './support/emulators/useEmulators.ts';
 import { createGate, signUpUser } from './support/factories.ts';
 
 const OPENAI_KEY = 'sk-proj-Secret0penAIKey-4242424242';
 const ANTHROPIC_KEY = 'sk-ant-api03-SecretAnthropicKey-77777';
-const openai = await startOpenAIEmulator('openai', OPENAI_KEY);
-const anthropic = await startAnthropicEmulator(ANTHROPIC_KEY);
+const { openai, anthropic, env } = await useEmulators({
+  openai: { apiKey: OPENAI_KEY },
+  anthropic: { apiKey: ANTHROPIC_KEY },
+});
 const app = useTestApp({
-  OPENAI_API_KEY: OPENAI_KEY,
-  OPENAI_BASE_URL: openai.baseUrl,
-  ANTHROPIC_API_KEY: ANTHROPIC_KEY,
-  ANTHROPIC_BASE_URL: anthropic.baseUrl,
+  ...env,
   // Nothing listens on the discard port: every connection is refused.
   MISTRAL_API_KEY: 'mistral-key-for-a-dead-host',
   MISTRAL_BASE_URL: 'http://127.0.0.1:9',
-});
-afterAll(async () => {
-  await openai.upstream.close();
-  await anthropic.upstream.close();
 });
 
 /** An error body that echoes every header the provider received, as some proxies' errors do. */

@@ -6,39 +6,23 @@
  * families the same bodies are translated, what has no meaning there left out and named. And
  * a gate can be named in the model field as `gatehouse/<name or id>`.
  */
-import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { messageOf, messages, namedEvents } from './support/anthropic.ts';
 import { useTestApp } from './support/app.ts';
 import { logEntriesOf, say } from './support/chat.ts';
 import { CLAUDE_CODE_TOOLS, READ_CALL } from './support/claudeCode.ts';
-import { message, startAnthropicEmulator, streamFrames } from './support/emulators/anthropic.ts';
-import {
-  completion,
-  responsesAnswer,
-  responsesFrames,
-  startOpenAIEmulator,
-  streamReply,
-} from './support/emulators/openai.ts';
+import { message, streamFrames } from './support/emulators/anthropic.ts';
+import { completion, responsesAnswer, responsesFrames, streamReply } from './support/emulators/openai.ts';
 import { sseFrame } from './support/emulators/upstream.ts';
+import { useEmulators } from './support/emulators/useEmulators.ts';
 import { createGate, signUpUser } from './support/factories.ts';
 
 // A newer Anthropic API that knows `future_field`: the gateway must not stand in its way.
-const anthropic = await startAnthropicEmulator('sk-ant-upstream', ['future_field']);
-const openai = await startOpenAIEmulator('openai', 'sk-openai-upstream');
-const app = useTestApp({
-  ANTHROPIC_API_KEY: anthropic.apiKey,
-  ANTHROPIC_BASE_URL: anthropic.baseUrl,
-  OPENAI_API_KEY: openai.apiKey,
-  OPENAI_BASE_URL: openai.baseUrl,
+const { anthropic, openai, env } = await useEmulators({
+  anthropic: { apiKey: 'sk-ant-upstream', fields: ['future_field'] },
+  openai: { apiKey: 'sk-openai-upstream' },
 });
-afterAll(async () => {
-  await anthropic.upstream.close();
-  await openai.upstream.close();
-});
-beforeEach(() => {
-  anthropic.upstream.reset();
-  openai.upstream.reset();
-});
+const app = useTestApp(env);
 
 /** What Claude Code 2.1 sends: a system message mid-conversation, and fields of its own. */
 const CLAUDE_CODE_BODY = {

@@ -6,30 +6,20 @@
  * budget on Anthropic, and a thinking budget an effort on OpenAI's reasoning models; where the
  * model takes neither, the setting is left out and named.
  */
-import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { messages } from './support/anthropic.ts';
 import { useTestApp } from './support/app.ts';
 import { logEntriesOf, say } from './support/chat.ts';
-import { message, startAnthropicEmulator, streamFrames } from './support/emulators/anthropic.ts';
-import { completion, startOpenAIEmulator } from './support/emulators/openai.ts';
+import { message, streamFrames } from './support/emulators/anthropic.ts';
+import { completion } from './support/emulators/openai.ts';
+import { useEmulators } from './support/emulators/useEmulators.ts';
 import { createGate, graphql, signUpUser } from './support/factories.ts';
 
-const anthropic = await startAnthropicEmulator('sk-ant-upstream');
-const openai = await startOpenAIEmulator('openai', 'sk-openai-upstream');
-const app = useTestApp({
-  ANTHROPIC_API_KEY: anthropic.apiKey,
-  ANTHROPIC_BASE_URL: anthropic.baseUrl,
-  OPENAI_API_KEY: openai.apiKey,
-  OPENAI_BASE_URL: openai.baseUrl,
+const { anthropic, openai, env } = await useEmulators({
+  anthropic: { apiKey: 'sk-ant-upstream' },
+  openai: { apiKey: 'sk-openai-upstream' },
 });
-afterAll(async () => {
-  await anthropic.upstream.close();
-  await openai.upstream.close();
-});
-beforeEach(() => {
-  anthropic.upstream.reset();
-  openai.upstream.reset();
-});
+const app = useTestApp(env);
 
 const PATCH =
   '*** Begin Patch\n*** Update File: sum.py\n@@\n-    return a - b\n+    return a + b\n*** End Patch';
