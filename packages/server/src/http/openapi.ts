@@ -191,11 +191,26 @@ The drop-in routes read the gate from the \`x-gatehouse-gate-id\` header, a \`ga
 the model (the gate's UUID, or \`gatehouse/<gate name>\`); their bodies are forwarded with fields this
 description does not list.`;
 
+/** The groups of routes, in the order a reader meets them. */
+const TAGS = [
+  { name: 'Accounts', description: "Sign-up, sign-in and sign-out (the dashboard's session)" },
+  { name: 'API keys', description: 'Keys for the API; the secret is shown once' },
+  { name: 'Gates', description: 'Stored configurations a request names: model, routing, limits' },
+  { name: 'Agent gates', description: 'Sub-gates with roles, and the sessions of agents' },
+  { name: 'Architect', description: 'Model recommendations and gate analyses' },
+  { name: 'Logs', description: 'One entry per request, with totals over time' },
+  { name: 'Admin', description: "The admin's view of every account" },
+  { name: 'Native data plane', description: 'Requests through a gate: `{gateId, data, …}` under /v3' },
+  { name: 'OpenAI-compatible', description: "OpenAI's wire format, so its SDKs work pointed at {base}/v1" },
+  { name: 'Anthropic-compatible', description: "Anthropic's Messages API, so its SDK and Claude Code work" },
+];
+
 /** The whole document: every described route of `app`, with the error shapes and the ways in. */
 export async function openAPIDocument(app: Hono): Promise<OpenAPIV3_1.Document> {
   const document = await generateSpecs(app, {
     documentation: {
       info: { title: 'Gatehouse', version: '1', description: DESCRIPTION },
+      tags: TAGS,
       security: [{ apiKey: [] }, { anthropicApiKey: [] }, { session: [] }],
       components: {
         securitySchemes: {
