@@ -17,8 +17,12 @@ import { OPENAI_ERROR_TYPE } from './errors.ts';
 /** Who answers a route's errors: the native body, OpenAI's, or Anthropic's. */
 export type ErrorShape = 'native' | 'openai' | 'anthropic';
 
-/** A zod schema turned into JSON Schema the way the route reads it (before defaults, transforms). */
-const schemaOf = (schema: z.ZodType) => resolver(schema, { io: 'input', unrepresentable: 'any' });
+/**
+ * A zod schema as JSON Schema (zod's own z.toJSONSchema), the way the route reads it: before
+ * defaults and transforms; a refinement JSON Schema cannot say is left out.
+ */
+const schemaOf = (schema: z.ZodType) =>
+  resolver(schema, { options: { io: 'input', unrepresentable: 'any' } });
 
 const codesOf = (status: number) =>
   (Object.keys(HTTP_STATUS) as ErrorCode[]).filter((code) => HTTP_STATUS[code] === status);
