@@ -9,9 +9,11 @@ import { type Config, migrationsDir } from './config.ts';
 import { driver } from './db/client.ts';
 import { pendingMigrations } from './db/migrate.ts';
 import { NotFoundError } from './domain/errors.ts';
+import { apiReferenceRoutes } from './http/apiReference.ts';
 import { errorResponse, tooLarge } from './http/errors.ts';
 import { metricsText } from './http/metrics.ts';
 import { requireActor } from './http/middleware.ts';
+import { openAPIDocument } from './http/openapi.ts';
 import { adminRoutes } from './rest/admin.ts';
 import { agentGateRoutes, sessionRoutes } from './rest/agentGates.ts';
 import { anthropicRoutes } from './rest/anthropic/routes.ts';
@@ -130,6 +132,12 @@ export function createApp(config: Config, runtime: Runtime) {
     );
     return (await graphql)(c);
   });
+
+  // The API's description and its reference, before the dashboard's routes take every other path.
+  app.route(
+    '/',
+    apiReferenceRoutes(() => openAPIDocument(app)),
+  );
 
   // The dashboard: built assets, and index.html for every client-side route.
   if (existsSync(config.webDist)) {

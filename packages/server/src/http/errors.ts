@@ -8,6 +8,18 @@ export function errorBody(code: string, message: string, details?: Record<string
   return { error: { code, message, ...(details && { details }) } };
 }
 
+/** OpenAI's error `type` for each status, on the routes that answer in OpenAI's shape. */
+export const OPENAI_ERROR_TYPE: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  402: 'insufficient_quota',
+  403: 'permission_error',
+  404: 'not_found_error',
+  409: 'conflict_error',
+  413: 'invalid_request_error',
+  429: 'rate_limit_error',
+};
+
 /**
  * A client that closed its connection while its body was being read: nothing went wrong here,
  * and nobody is left to answer (Node rejects the read with "aborted", ECONNRESET).

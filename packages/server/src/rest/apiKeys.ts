@@ -1,19 +1,57 @@
+import { apiKeyCreateSchema } from '@gatehouse/rules/account';
 import { Hono } from 'hono';
+import { z } from 'zod';
 import { createApiKey, listApiKeys, revokeApiKey } from '../domain/apiKeys.ts';
 import { readJson } from '../http/errors.ts';
 import type { ActorEnv } from '../http/middleware.ts';
+import { describe, ERRORS } from '../http/openapi.ts';
+import { apiKeyShape, issuedApiKeyShape } from '../http/shapes.ts';
 import { apiKeyView } from '../http/views.ts';
 
+const tags = ['API keys'];
+
 export const apiKeyRoutes = new Hono<ActorEnv>()
-  .post('/', async (c) => {
-    const { apiKey, key } = await createApiKey(c.var.actor.user.id, await readJson(c));
-    return c.json({ ...apiKeyView(apiKey), key }, 201);
-  })
-  .get('/', async (c) => {
-    const keys = await listApiKeys(c.var.actor.user.id);
-    return c.json({ apiKeys: keys.map(apiKeyView) });
-  })
-  .delete('/:id', async (c) => {
-    await revokeApiKey(c.var.actor.user.id, c.req.param('id'));
-    return c.body(null, 204);
-  });
+  .post(
+    '/',
+    describe({
+      summary: 'Create an API key',
+      tags,
+      body: apiKeyCreateSchema,
+      ok: {
+        status: 201,
+        description: 'The key, its secret in `key` (shown this once)',
+        schema: issuedApiKeyShape,
+      },
+      errors: ERRORS.write,
+    }),
+    async (c) => {
+      const { apiKey, key } = await createApiKey(c.var.actor.user.id, await readJson(c));
+      return c.json({ ...apiKeyView(apiKey), key }, 201);
+    },
+  )
+  .get(
+    '/',
+    describe({
+      summary: 'List your API keys (never their secrets)',
+      tags,
+      ok: { description: 'Your keys, revoked ones too', schema: z.object({ apiKeys: z.array(apiKeyShape) }) },
+      errors: ERRORS.read,
+    }),
+    async (c) => {
+      const keys = await listApiKeys(c.var.actor.user.id);
+      return c.json({ apiKeys: keys.map(apiKeyView) });
+    },
+  )
+  .delete(
+    '/:id',
+    describe({
+      summary: 'Revoke an API key',
+      tags,
+      ok: { status: 204, description: 'Revoked' },
+      errors: ERRORS.write,
+    }),
+    async (c) => {
+      await revokeApiKey(c.var.actor.user.id, c.req.param('id'));
+      return c.body(null, 204);
+    },
+  );

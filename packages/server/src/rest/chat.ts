@@ -9,6 +9,7 @@ import { loadGate } from '../domain/gateCache.ts';
 import { callerOf } from '../http/caller.ts';
 import { clientSignal, errorBody, nodeResponse, readJson } from '../http/errors.ts';
 import type { ActorEnv } from '../http/middleware.ts';
+import { describe, ERRORS, eventStream } from '../http/openapi.ts';
 import { outcomeHeaders, streamChat } from '../http/sse.ts';
 
 function nativeAnswer(o: ChatOutcome) {
@@ -30,7 +31,22 @@ function nativeAnswer(o: ChatOutcome) {
 }
 
 export function nativeChatRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: number }) {
-  return new Hono<ActorEnv>().post('/chat', async (c) => {
+  const doc = describe({
+    summary: 'Chat through a gate',
+    description:
+      "The gate's settings apply (system prompt, parameters, routing, limits); a client's model and parameters only where the gate allows overrides.",
+    tags: ['Native data plane'],
+    body: nativeChatSchema,
+    ok: {
+      description:
+        'The answer: `id`, `content`, `model`, `finishReason`, `toolCalls`, `usage`, `costUsd`, `latencyMs`',
+      media: eventStream(
+        'With `data.stream: true`: each delta, then the totals with `done: true`, then `[DONE]`',
+      ),
+    },
+    errors: ERRORS.gateway,
+  });
+  return new Hono<ActorEnv>().post('/chat', doc, async (c) => {
     const signal = clientSignal(c);
     const body = await readJson(c, limits.maxBodyBytes);
     const gateId = (body as { gateId?: unknown } | null)?.gateId;

@@ -12,31 +12,28 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { ChatOutcome, DataPlane, StreamStart } from '../dataplane/chat.ts';
 import { customInputOf, customInputStream, customToolNames } from '../dataplane/customTools.ts';
-import { chatRequest } from '../dataplane/request.ts';
+import { chatRequest, openAIChatSchema } from '../dataplane/request.ts';
 import { prisma } from '../db/client.ts';
 import { findModel, listModels, type ModelNames } from '../domain/catalog.ts';
 import { DomainError, HTTP_STATUS, parseWith, ValidationError } from '../domain/errors.ts';
 import { loadGate, loadGateByName } from '../domain/gateCache.ts';
 import type { Gate } from '../generated/prisma/client.ts';
 import { callerOf, sentOf } from '../http/caller.ts';
-import { CLIENT_GONE_STATUS, clientSignal, isClientGone, nodeResponse, readJson } from '../http/errors.ts';
+import {
+  CLIENT_GONE_STATUS,
+  clientSignal,
+  isClientGone,
+  nodeResponse,
+  OPENAI_ERROR_TYPE,
+  readJson,
+} from '../http/errors.ts';
 import type { ActorEnv } from '../http/middleware.ts';
 import { requireActor } from '../http/middleware.ts';
+import { describe, ERRORS, eventStream } from '../http/openapi.ts';
 import { forwardedAnswer, outcomeHeaders, streamChat } from '../http/sse.ts';
 import type { StreamDelta } from '../providers/types.ts';
 
 export const GATE_HEADER = 'x-gatehouse-gate-id';
-
-const OPENAI_TYPE: Record<number, string> = {
-  400: 'invalid_request_error',
-  401: 'authentication_error',
-  402: 'insufficient_quota',
-  403: 'permission_error',
-  404: 'not_found_error',
-  409: 'conflict_error',
-  413: 'invalid_request_error',
-  429: 'rate_limit_error',
-};
 
 export function openAIError(error: unknown): { status: number; body: unknown } {
   if (error instanceof DomainError) {
@@ -47,7 +44,7 @@ export function openAIError(error: unknown): { status: number; body: unknown } {
       body: {
         error: {
           message: error.message,
-          type: OPENAI_TYPE[status] ?? 'api_error',
+          type: OPENAI_ERROR_TYPE[status] ?? 'api_error',
           param: issues[0]?.path || null,
           code: error.code,
         },
@@ -222,7 +219,21 @@ export function openAIRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: numbe
     const { status, body } = openAIError(error);
     return c.json(body, status as 400);
   });
-  app.post('/chat/completions', requireActor, async (c) => {
+  const tags = ['OpenAI-compatible'];
+  const chatDoc = describe({
+    summary: "Chat completions, in OpenAI's wire format",
+    description:
+      "The gate comes from x-gatehouse-gate-id, a `gateId`, or the model (its UUID, or `gatehouse/<name>`). An OpenAI model gets the body as sent, with the gate's changes; other providers get it translated, and fields they cannot take are dropped (named in x-gatehouse-dropped-fields) or refused.",
+    tags,
+    body: openAIChatSchema.loose(),
+    ok: {
+      description: 'A chat.completion, as OpenAI answers',
+      media: eventStream('With `stream: true`: chat.completion.chunk events, then `[DONE]`'),
+    },
+    errors: ERRORS.gateway,
+    errorShape: 'openai',
+  });
+  app.post('/chat/completions', chatDoc, requireActor, async (c) => {
     const signal = clientSignal(c);
     const body = await readJson(c, limits.maxBodyBytes);
     const { gate, modelIsGate } = await gateOf(c, body);
@@ -247,7 +258,15 @@ export function openAIRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: numbe
    * The caller's gates (usable as the model) and the models they route to, each under its
    * `provider/model` id and, where it resolves back to the same model, its plain name.
    */
-  app.get('/models', requireActor, async (c) => {
+  const modelsDoc = describe({
+    summary: 'Your gates (usable as the model) and the models they route to',
+    tags,
+    query: modelsQuerySchema,
+    ok: { description: 'A list of models, as OpenAI answers, with `task_types`' },
+    errors: [400, 401],
+    errorShape: 'openai',
+  });
+  app.get('/models', modelsDoc, requireActor, async (c) => {
     const { taskType } = parseWith(modelsQuerySchema, c.req.query());
     const gates = await prisma.gate.findMany({
       where: { userId: c.var.actor.user.id, ...(taskType && { taskType }) },

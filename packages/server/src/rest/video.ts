@@ -27,8 +27,11 @@ import {
 } from '../domain/videoJobs.ts';
 import { readJson } from '../http/errors.ts';
 import type { ActorEnv } from '../http/middleware.ts';
+import { describe, ERRORS } from '../http/openapi.ts';
 import { outcomeHeaders } from '../http/sse.ts';
 import type { VideoAnswer } from '../providers/tasks/video.ts';
+
+const tags = ['Native data plane'];
 
 /** How long a process may take past its attempts' deadlines to write the job's end. */
 const DEADLINE_SLACK_MS = 60_000;
@@ -92,84 +95,115 @@ export function videoRoutes(
 ) {
   const app = new Hono<ActorEnv>();
 
-  app.post('/video', async (c) => {
-    const body = await readJson(c, opts.maxBodyBytes);
-    const userId = c.var.actor.user.id;
-    const gate = await loadGate(userId, gateIdOf(body));
-    const id = randomUUID();
-    const started = new Date();
-    // Every model the gate may try gets its own deadline: past them all, the job was lost.
-    const attempts = 1 + gate.fallbackModels.length;
-    const deadline = new Date(started.getTime() + attempts * opts.timeoutMs + DEADLINE_SLACK_MS);
-    await startVideoJob({ id, userId, gateId: gate.id, deadline });
+  app.post(
+    '/video',
+    describe({
+      summary: 'Make a video through a gate',
+      description:
+        'Waits a while for the video: done by then, 200 with the job; otherwise 202 and the job runs on (GET its `statusUrl`).',
+      tags,
+      body: nativeVideoSchema,
+      ok: { description: "The job, succeeded, with the video's `contentUrl`" },
+      errors: ERRORS.gateway,
+    }),
+    async (c) => {
+      const body = await readJson(c, opts.maxBodyBytes);
+      const userId = c.var.actor.user.id;
+      const gate = await loadGate(userId, gateIdOf(body));
+      const id = randomUUID();
+      const started = new Date();
+      // Every model the gate may try gets its own deadline: past them all, the job was lost.
+      const attempts = 1 + gate.fallbackModels.length;
+      const deadline = new Date(started.getTime() + attempts * opts.timeoutMs + DEADLINE_SLACK_MS);
+      await startVideoJob({ id, userId, gateId: gate.id, deadline });
 
-    // No client signal: a client that leaves after a 202 (or before) cancels nothing.
-    const run = dataPlane.run(videoKind, { userId, endpoint: '/v3/video', body }, gate, () => parse(body), {
-      id,
-      attemptTimeoutMs: opts.timeoutMs,
-    });
-    const ended = run.then(
-      async (outcome) => {
-        const { result, video } = resultOf(outcome);
-        await finishVideoJob(id, { status: 'succeeded', result, video }).catch((error) =>
-          console.error('video: could not record job', id, error),
-        );
-        return { outcome, result, video };
-      },
-      async (error: unknown) => {
-        const e =
-          error instanceof DomainError ? error : new DomainError('upstream_error', 'The video failed');
-        await finishVideoJob(id, { status: 'failed', error: { code: e.code, message: e.message } }).catch(
-          (failure) => console.error('video: could not record job', id, failure),
-        );
-        throw error;
-      },
-    );
-    ended.catch(() => {}); // after a 202 the failure lives in the job row
-
-    let timer: NodeJS.Timeout | undefined;
-    const waited = new Promise<'waiting'>((resolve) => {
-      timer = setTimeout(() => resolve('waiting'), opts.waitMs);
-    });
-    const first = await Promise.race([
-      ended.then(
-        () => 'ended' as const,
-        () => 'ended' as const,
-      ),
-      waited,
-    ]);
-    clearTimeout(timer);
-    if (first === 'waiting') {
-      return c.json(
-        { id, status: 'running', createdAt: started.toISOString(), statusUrl: `/v3/video/${id}` },
-        202,
-        { location: `/v3/video/${id}` },
+      // No client signal: a client that leaves after a 202 (or before) cancels nothing.
+      const run = dataPlane.run(videoKind, { userId, endpoint: '/v3/video', body }, gate, () => parse(body), {
+        id,
+        attemptTimeoutMs: opts.timeoutMs,
+      });
+      const ended = run.then(
+        async (outcome) => {
+          const { result, video } = resultOf(outcome);
+          await finishVideoJob(id, { status: 'succeeded', result, video }).catch((error) =>
+            console.error('video: could not record job', id, error),
+          );
+          return { outcome, result, video };
+        },
+        async (error: unknown) => {
+          const e =
+            error instanceof DomainError ? error : new DomainError('upstream_error', 'The video failed');
+          await finishVideoJob(id, { status: 'failed', error: { code: e.code, message: e.message } }).catch(
+            (failure) => console.error('video: could not record job', id, failure),
+          );
+          throw error;
+        },
       );
-    }
-    const { outcome, result, video } = await ended; // a failure is the error answer
-    const job = {
-      id,
-      status: 'succeeded' as const,
-      result,
-      error: null,
-      video,
-      createdAt: started,
-      updatedAt: new Date(),
-    };
-    return c.json(jobBody(job), 200, outcomeHeaders(outcome));
-  });
+      ended.catch(() => {}); // after a 202 the failure lives in the job row
 
-  app.get('/video/:id', async (c) =>
-    c.json(jobBody(await readVideoJob(c.var.actor.user.id, c.req.param('id')))),
+      let timer: NodeJS.Timeout | undefined;
+      const waited = new Promise<'waiting'>((resolve) => {
+        timer = setTimeout(() => resolve('waiting'), opts.waitMs);
+      });
+      const first = await Promise.race([
+        ended.then(
+          () => 'ended' as const,
+          () => 'ended' as const,
+        ),
+        waited,
+      ]);
+      clearTimeout(timer);
+      if (first === 'waiting') {
+        return c.json(
+          { id, status: 'running', createdAt: started.toISOString(), statusUrl: `/v3/video/${id}` },
+          202,
+          { location: `/v3/video/${id}` },
+        );
+      }
+      const { outcome, result, video } = await ended; // a failure is the error answer
+      const job = {
+        id,
+        status: 'succeeded' as const,
+        result,
+        error: null,
+        video,
+        createdAt: started,
+        updatedAt: new Date(),
+      };
+      return c.json(jobBody(job), 200, outcomeHeaders(outcome));
+    },
   );
 
-  app.get('/video/:id/content', async (c) => {
-    const file = await readVideoFile(c.var.actor.user.id, c.req.param('id'));
-    return c.body(file.data as Uint8Array<ArrayBuffer>, 200, {
-      'content-type': file.mimeType,
-      'content-length': String(file.data.byteLength),
-    });
-  });
+  app.get(
+    '/video/:id',
+    describe({
+      summary: 'A video job: running, succeeded or failed',
+      tags,
+      ok: { description: 'The job' },
+      errors: ERRORS.read,
+    }),
+    async (c) => c.json(jobBody(await readVideoJob(c.var.actor.user.id, c.req.param('id')))),
+  );
+
+  app.get(
+    '/video/:id/content',
+    describe({
+      summary: "A succeeded job's video, as its bytes",
+      tags,
+      ok: {
+        description: 'The video, with its own Content-Type',
+        media: { 'video/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } },
+      },
+      errors: ERRORS.read,
+    }),
+    async (c) => {
+      const file = await readVideoFile(c.var.actor.user.id, c.req.param('id'));
+      return c.body(file.data as Uint8Array<ArrayBuffer>, 200, {
+        'content-type': file.mimeType,
+        'content-length': String(file.data.byteLength),
+      });
+    },
+  );
 
   return app;
 }

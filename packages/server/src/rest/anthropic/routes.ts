@@ -6,6 +6,7 @@
  * gate's changes) and answers as it does; any other answers through the translation.
  */
 import { Hono } from 'hono';
+import { z } from 'zod';
 import type { DataPlane } from '../../dataplane/chat.ts';
 import { estimatePromptTokens } from '../../dataplane/cost.ts';
 import { type GateForMerge, mergeRequest } from '../../dataplane/merge.ts';
@@ -15,9 +16,17 @@ import { callerOf, sentOf } from '../../http/caller.ts';
 import { clientSignal, nodeResponse, readJson } from '../../http/errors.ts';
 import type { ActorEnv } from '../../http/middleware.ts';
 import { requireActor } from '../../http/middleware.ts';
+import { describe, ERRORS, eventStream } from '../../http/openapi.ts';
 import { forwardedAnswer, outcomeHeaders, streamChat } from '../../http/sse.ts';
 import { gateOf } from '../openai.ts';
-import { betasOf, countTokensSchema, fromAnthropic, messagesRequest, translatable } from './request.ts';
+import {
+  betasOf,
+  countTokensSchema,
+  fromAnthropic,
+  messagesRequest,
+  messagesSchema,
+  translatable,
+} from './request.ts';
 import { anthropicError, messageBody, messageStream } from './response.ts';
 
 /** The input tokens of what the gate would send for this request (an estimate; see cost.ts). */
@@ -47,7 +56,21 @@ export function anthropicRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: nu
     return c.json(body, status as 400);
   });
 
-  app.post('/messages', requireActor, async (c) => {
+  const tags = ['Anthropic-compatible'];
+  const messagesDoc = describe({
+    summary: "Messages, in Anthropic's wire format",
+    description:
+      "The key in x-api-key or Authorization: Bearer; the gate in x-gatehouse-gate-id, or as the model (its UUID, or `gatehouse/<name>`). An Anthropic model gets the body as sent, with the gate's changes; any other answers through the translation.",
+    tags,
+    body: messagesSchema.loose(),
+    ok: {
+      description: 'A message, as Anthropic answers',
+      media: eventStream("With `stream: true`: Anthropic's named events (message_start … message_stop)"),
+    },
+    errors: ERRORS.anthropic,
+    errorShape: 'anthropic',
+  });
+  app.post('/messages', messagesDoc, requireActor, async (c) => {
     const signal = clientSignal(c);
     const body = await readJson(c, limits.maxBodyBytes);
     const { gate, modelIsGate } = await gateOf(c, body);
@@ -68,7 +91,18 @@ export function anthropicRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: nu
     );
   });
 
-  app.post('/messages/count_tokens', requireActor, async (c) => {
+  const countDoc = describe({
+    summary: "Count a message's input tokens (an estimate: x-gatehouse-tokens-estimated)",
+    tags,
+    body: countTokensSchema.loose(),
+    ok: {
+      description: '`input_tokens` of what the gate would send',
+      schema: z.object({ input_tokens: z.number().int() }),
+    },
+    errors: [400, 401, 404, 413],
+    errorShape: 'anthropic',
+  });
+  app.post('/messages/count_tokens', countDoc, requireActor, async (c) => {
     const body = await readJson(c, limits.maxBodyBytes);
     const { gate, modelIsGate } = await gateOf(c, body);
     const inputTokens = await countInputTokens(

@@ -13,9 +13,10 @@ import { callerOf, sentOf } from '../../http/caller.ts';
 import { clientSignal, nodeResponse, readJson } from '../../http/errors.ts';
 import type { ActorEnv } from '../../http/middleware.ts';
 import { requireActor } from '../../http/middleware.ts';
+import { describe, ERRORS, eventStream } from '../../http/openapi.ts';
 import { forwardedAnswer, outcomeHeaders, streamChat } from '../../http/sse.ts';
 import { gateOf, openAIError } from '../openai.ts';
-import { responsesRequest } from './request.ts';
+import { responsesRequest, responsesSchema } from './request.ts';
 import { type Echo, responseBody, responseStream } from './response.ts';
 
 export function responsesRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: number }) {
@@ -25,7 +26,22 @@ export function responsesRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: nu
     return c.json(body, status as 400);
   });
 
-  app.post('/responses', requireActor, async (c) => {
+  const doc = describe({
+    summary: "Responses, in OpenAI's wire format, without stored state",
+    description:
+      "Nothing is stored: a follow-up sends the whole conversation. The gate comes from x-gatehouse-gate-id, a `gateId`, or the model. An OpenAI model gets the body as sent, with the gate's changes; any other answers translated.",
+    tags: ['OpenAI-compatible'],
+    body: responsesSchema.loose(),
+    ok: {
+      description: 'A response object, as OpenAI answers',
+      media: eventStream(
+        "With `stream: true`: the Responses API's events (response.created … response.completed)",
+      ),
+    },
+    errors: ERRORS.gateway,
+    errorShape: 'openai',
+  });
+  app.post('/responses', doc, requireActor, async (c) => {
     const signal = clientSignal(c);
     const body = await readJson(c, limits.maxBodyBytes);
     const { gate, modelIsGate } = await gateOf(c, body);

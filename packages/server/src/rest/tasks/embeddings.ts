@@ -26,6 +26,11 @@ function usageOf(o: TaskOutcome<EmbeddingAnswer>) {
 export const nativeEmbeddings: NativeTask<EmbeddingsRequest, EmbeddingAnswer> = {
   path: 'embeddings',
   kind: embeddingsKind,
+  doc: {
+    summary: 'Embed texts through a gate',
+    body: nativeEmbeddingsSchema,
+    ok: { description: '`embeddings` (one vector per text, or base64), `dimensions`, `usage`' },
+  },
   parse(body) {
     const { data, gateId: _gateId, ...envelope } = parseWith(nativeEmbeddingsSchema, body);
     return embeddingsRequest(data, envelope);
@@ -59,6 +64,11 @@ const openAIEmbeddingsSchema = z.object({
 export const openAIEmbeddings: OpenAITask<EmbeddingsRequest, EmbeddingAnswer> = {
   path: 'embeddings',
   kind: embeddingsKind,
+  doc: {
+    summary: "Embeddings, in OpenAI's wire format",
+    body: openAIEmbeddingsSchema.loose(),
+    ok: { description: 'A list of embeddings, as OpenAI answers' },
+  },
   parse(body, modelIsGate) {
     const b = parseWith(openAIEmbeddingsSchema, body);
     return embeddingsRequest(

@@ -33,6 +33,11 @@ const nativeSchema = nativeImageSchema.extend({
 export const nativeImage: NativeTask<ImageRequest, ImageAnswer> = {
   path: 'image',
   kind: imageKind,
+  doc: {
+    summary: 'Generate images through a gate',
+    body: nativeSchema,
+    ok: { description: '`images` (base64 or a data: URL each), `size`, `quality`, `usage`' },
+  },
   parse(body) {
     const {
       data: { responseFormat: _format, ...data },
@@ -81,6 +86,11 @@ const openAIImageSchema = z.object({
 export const openAIImage: OpenAITask<ImageRequest, ImageAnswer> = {
   path: 'images/generations',
   kind: imageKind,
+  doc: {
+    summary: "Image generations, in OpenAI's wire format",
+    body: openAIImageSchema.loose(),
+    ok: { description: 'The images, as OpenAI answers (`b64_json`, or a data: URL as `url`)' },
+  },
   parse(body, modelIsGate) {
     const b = parseWith(openAIImageSchema, body);
     return imageRequest(

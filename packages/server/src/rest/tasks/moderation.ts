@@ -28,6 +28,11 @@ function usageOf(o: TaskOutcome<ModerationAnswer>) {
 export const nativeModeration: NativeTask<ModerationRequest, ModerationAnswer> = {
   path: 'moderation',
   kind: moderationKind,
+  doc: {
+    summary: 'Moderate texts through a gate',
+    body: nativeModerationSchema,
+    ok: { description: "`results` (one verdict per input, in the provider's categories) and `usage`" },
+  },
   parse(body) {
     const { data, gateId: _gateId, ...envelope } = parseWith(nativeModerationSchema, body);
     return moderationRequest(data, envelope);
@@ -89,6 +94,11 @@ const openAIModerationSchema = z.object({
 export const openAIModeration: OpenAITask<ModerationRequest, ModerationAnswer> = {
   path: 'moderations',
   kind: moderationKind,
+  doc: {
+    summary: "Moderations, in OpenAI's wire format",
+    body: openAIModerationSchema.loose(),
+    ok: { description: "The results in OpenAI's categories, whichever provider answered" },
+  },
   parse(body, modelIsGate) {
     const b = parseWith(openAIModerationSchema, body);
     return moderationRequest(moderationData.parse({ input: b.input }), {

@@ -7,6 +7,11 @@ import type { NativeTask } from './routes.ts';
 export const nativeOcr: NativeTask<OcrRequest, OcrAnswer> = {
   path: 'ocr',
   kind: ocrKind,
+  doc: {
+    summary: 'Read a document or an image as Markdown through a gate',
+    body: nativeOcrSchema,
+    ok: { description: '`ocr.pages` (each page as Markdown) and `usage.pages`' },
+  },
   parse(body) {
     const { data, gateId: _gateId, ...envelope } = parseWith(nativeOcrSchema, body);
     return ocrRequest(data, envelope);

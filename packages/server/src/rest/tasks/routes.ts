@@ -15,6 +15,7 @@ import { callerOf } from '../../http/caller.ts';
 import { clientSignal, readJson } from '../../http/errors.ts';
 import type { ActorEnv } from '../../http/middleware.ts';
 import { requireActor } from '../../http/middleware.ts';
+import { describe, ERRORS, type RouteDoc } from '../../http/openapi.ts';
 import { outcomeHeaders } from '../../http/sse.ts';
 import { gateOf, openAIError } from '../openai.ts';
 
@@ -23,6 +24,9 @@ export type BodyReader = (c: Context, maxBytes: number) => Promise<unknown>;
 
 const readJsonBody: BodyReader = (c, maxBytes) => readJson(c, maxBytes);
 
+/** How /openapi.json shows the route: what it does, the body `parse` reads, what it answers. */
+export type TaskDoc = Pick<RouteDoc, 'summary' | 'body'> & { ok: RouteDoc['ok'] };
+
 // biome-ignore lint/suspicious/noExplicitAny: a list of tasks of different request and answer types
 type AnyKind = TaskKind<any, any, any>;
 
@@ -30,6 +34,7 @@ export type NativeTask<R extends TaskRequestBase, A extends TaskAnswerBase> = {
   /** `/v3/<path>`. */
   path: string;
   kind: TaskKind<R, unknown, A> | AnyKind;
+  doc: TaskDoc;
   read?: BodyReader;
   /** The body as the type's request; throws a ValidationError naming the field. */
   parse(body: unknown): R;
@@ -41,6 +46,8 @@ export type OpenAITask<R extends TaskRequestBase, A extends TaskAnswerBase> = {
   /** `/v1/<path>`. */
   path: string;
   kind: TaskKind<R, unknown, A> | AnyKind;
+  /** Its body's known fields; the route takes others too (they are not read). */
+  doc: TaskDoc;
   read?: BodyReader;
   /** The body as the type's request; `modelIsGate` when `model` names the gate by its UUID. */
   parse(body: unknown, modelIsGate: boolean): R;
@@ -68,7 +75,13 @@ export function nativeTaskRoutes(
 ) {
   const app = new Hono<ActorEnv>();
   for (const task of tasks) {
-    app.post(`/${task.path}`, async (c) => {
+    const doc = describe({
+      ...task.doc,
+      tags: ['Native data plane'],
+      description: "The answer holds `id`, `model`, the type's own fields, `costUsd` and `latencyMs`.",
+      errors: ERRORS.gateway,
+    });
+    app.post(`/${task.path}`, doc, async (c) => {
       const signal = clientSignal(c);
       const body = await (task.read ?? readJsonBody)(c, limits.maxBodyBytes);
       const gate = await loadGate(c.var.actor.user.id, nativeGateId(body));
@@ -101,7 +114,14 @@ export function openAITaskRoutes(
     return c.json(body, status as 400);
   });
   for (const task of tasks) {
-    app.post(`/${task.path}`, requireActor, async (c) => {
+    const doc = describe({
+      ...task.doc,
+      tags: ['OpenAI-compatible'],
+      description: "OpenAI's wire format; the gate comes from x-gatehouse-gate-id, a `gateId`, or the model.",
+      errors: ERRORS.gateway,
+      errorShape: 'openai',
+    });
+    app.post(`/${task.path}`, doc, requireActor, async (c) => {
       const signal = clientSignal(c);
       const body = await (task.read ?? readJsonBody)(c, limits.maxBodyBytes);
       const { gate, modelIsGate } = await gateOf(c, body);

@@ -16,6 +16,11 @@ import type { NativeTask, OpenAITask } from './routes.ts';
 export const nativeSpeech: NativeTask<SpeechRequest, SpeechAnswer> = {
   path: 'tts',
   kind: speechKind,
+  doc: {
+    summary: 'Speak a text through a gate',
+    body: nativeSpeechSchema,
+    ok: { description: '`audio` (base64, format, MIME type, duration) and `usage.characters`' },
+  },
   parse(body) {
     const { data, gateId: _gateId, ...envelope } = parseWith(nativeSpeechSchema, body);
     return speechRequest(data, envelope);
@@ -51,6 +56,15 @@ const openAISpeechSchema = z.object({
 export const openAISpeech: OpenAITask<SpeechRequest, SpeechAnswer> = {
   path: 'audio/speech',
   kind: speechKind,
+  doc: {
+    summary: "Speech, in OpenAI's wire format: the audio's bytes",
+    body: openAISpeechSchema.loose(),
+    ok: {
+      description:
+        'The audio; x-gatehouse-audio-format names the format made where it differs from the one asked',
+      media: { 'audio/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } },
+    },
+  },
   parse(body, modelIsGate) {
     const b = parseWith(openAISpeechSchema, body);
     return speechRequest(

@@ -140,6 +140,16 @@ function nativeTask(
   return {
     path,
     kind,
+    doc: {
+      summary: translate
+        ? 'Translate speech into English text through a gate'
+        : 'Transcribe speech through a gate',
+      body: [
+        { media: 'application/json', schema: nativeTranscriptionSchema },
+        { media: 'multipart/form-data', schema: multipartFields.extend({ file: z.file() }) },
+      ],
+      ok: { description: '`text`, with `segments`, `language`, `duration` and subtitles where asked' },
+    },
     read: readNativeAudio,
     parse,
     answer(o, body) {
@@ -184,6 +194,16 @@ function openAITask(
   return {
     path,
     kind,
+    doc: {
+      summary: translate
+        ? "Translations into English, in OpenAI's wire format"
+        : "Transcriptions, in OpenAI's wire format",
+      body: [{ media: 'multipart/form-data', schema: openAIFields.extend({ file: z.file() }).loose() }],
+      ok: {
+        description: 'In the `response_format` asked: JSON (json, verbose_json) or text (text, srt, vtt)',
+        media: { 'text/plain': { schema: { type: 'string' } } },
+      },
+    },
     async read(c, maxBytes) {
       if (!/^multipart\/form-data/i.test(c.req.header('content-type') ?? '')) {
         throw new ValidationError([{ path: 'file', message: 'send the audio as multipart/form-data' }]);
