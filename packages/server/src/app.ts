@@ -10,8 +10,12 @@ import { driver } from './db/client.ts';
 import { pendingMigrations } from './db/migrate.ts';
 import { NotFoundError } from './domain/errors.ts';
 import { errorResponse, tooLarge } from './http/errors.ts';
-import { metricsText } from './http/metrics.ts';
+import { metricsRoute } from './http/metrics.ts';
 import { requireActor } from './http/middleware.ts';
+import { requestSpan } from './http/tracing.ts';
+import { configureMetrics } from './observability/metrics.ts';
+import { requestScope } from './observability/processLog.ts';
+import { tracingOn } from './observability/tracing.ts';
 import { adminRoutes } from './rest/admin.ts';
 import { agentGateRoutes, sessionRoutes } from './rest/agentGates.ts';
 import { anthropicRoutes } from './rest/anthropic/routes.ts';
@@ -61,6 +65,11 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 export function createApp(config: Config, runtime: Runtime) {
   const app = new Hono();
   app.onError((error, c) => errorResponse(c, error));
+  // Each only when on: JSON process logs name the request a line is for; traces have its span.
+  if (config.observability.logFormat === 'json') app.use('*', requestScope);
+  if (tracingOn()) {
+    for (const path of ['/v1/*', '/v3/*', '/graphql']) app.use(path, requestSpan);
+  }
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
@@ -74,9 +83,8 @@ export function createApp(config: Config, runtime: Runtime) {
     }
   });
 
-  app.get('/metrics', (c) =>
-    c.text(metricsText(runtime), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }),
-  );
+  configureMetrics({ maxGates: config.observability.metricsMaxGates });
+  app.get('/metrics', metricsRoute(runtime, config.observability.metricsToken));
 
   const limit = bodyLimit({
     maxSize: MAX_BODY_BYTES,
