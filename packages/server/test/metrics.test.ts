@@ -5,6 +5,7 @@
  * GATEHOUSE_METRICS_TOKEN guards it; gates beyond GATEHOUSE_METRICS_MAX_GATES count as "other".
  */
 import { describe, expect, it } from 'vitest';
+import { closeRedis, openRedis } from '../src/db/redis.ts';
 import { useTestApp } from './support/app.ts';
 import { chat, completions, say } from './support/chat.ts';
 import { createGate, signUpUser } from './support/factories.ts';
@@ -79,6 +80,18 @@ describe('GET /metrics', () => {
     const m = await scrape(app, auth);
     expect(m.total('gatehouse_requests_total', { gate: gate.id, outcome: 'spending_refused' })).toBe(1);
     expect(m.total('gatehouse_refusals_total', { gate: gate.id, reason: 'spending_limit_exceeded' })).toBe(1);
+  });
+
+  it("times Redis' commands when the process has a Redis connection", async () => {
+    const redis = await openRedis('redis://127.0.0.1:6379');
+    try {
+      expect(await redis.ping()).toBe('PONG');
+    } finally {
+      await closeRedis();
+    }
+    const m = await scrape(app, auth);
+    expect(m.family('gatehouse_redis_round_trip_seconds')?.type).toBe('HISTOGRAM');
+    expect(Number(m.samples('gatehouse_redis_round_trip_seconds')[0]?.buckets?.['+Inf'])).toBeGreaterThan(0);
   });
 
   it('answers 401 without the token GATEHOUSE_METRICS_TOKEN sets, in the native error shape', async () => {
