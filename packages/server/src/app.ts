@@ -11,9 +11,13 @@ import { pendingMigrations } from './db/migrate.ts';
 import { NotFoundError } from './domain/errors.ts';
 import { apiReferenceRoutes } from './http/apiReference.ts';
 import { errorResponse, tooLarge } from './http/errors.ts';
-import { metricsText } from './http/metrics.ts';
+import { metricsRoute } from './http/metrics.ts';
 import { requireActor } from './http/middleware.ts';
 import { openAPIDocument } from './http/openapi.ts';
+import { requestSpan } from './http/tracing.ts';
+import { configureMetrics } from './observability/metrics.ts';
+import { requestScope } from './observability/processLog.ts';
+import { tracingOn } from './observability/tracing.ts';
 import { adminRoutes } from './rest/admin.ts';
 import { agentGateRoutes, sessionRoutes } from './rest/agentGates.ts';
 import { anthropicRoutes } from './rest/anthropic/routes.ts';
@@ -63,6 +67,11 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 export function createApp(config: Config, runtime: Runtime) {
   const app = new Hono();
   app.onError((error, c) => errorResponse(c, error));
+  // Each only when on: JSON process logs name the request a line is for; traces have its span.
+  if (config.observability.logFormat === 'json') app.use('*', requestScope);
+  if (tracingOn()) {
+    for (const path of ['/v1/*', '/v3/*', '/graphql']) app.use(path, requestSpan);
+  }
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
@@ -76,9 +85,8 @@ export function createApp(config: Config, runtime: Runtime) {
     }
   });
 
-  app.get('/metrics', (c) =>
-    c.text(metricsText(runtime), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }),
-  );
+  configureMetrics({ maxGates: config.observability.metricsMaxGates });
+  app.get('/metrics', metricsRoute(runtime, config.observability.metricsToken));
 
   const limit = bodyLimit({
     maxSize: MAX_BODY_BYTES,

@@ -34,6 +34,14 @@ function parseOrigins(list: string, ctx: z.RefinementCtx): string[] {
   return origins;
 }
 
+/** OTLP over HTTP, JSON or protobuf (gRPC is not supported); empty counts as unset. */
+const otlpProtocol = z
+  .enum(['http/json', 'http/protobuf', ''], {
+    error: 'must be http/json or http/protobuf (gRPC is not supported)',
+  })
+  .optional()
+  .transform((v) => v || undefined);
+
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -101,6 +109,23 @@ const envSchema = z.object({
   GATEHOUSE_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(20_000),
   GATEHOUSE_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   GATEHOUSE_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(65_000),
+  // Observability: /metrics' token and gate labels, the process log's format, OTLP traces.
+  GATEHOUSE_METRICS_TOKEN: z
+    .string()
+    .optional()
+    .transform((v) => v || undefined),
+  GATEHOUSE_METRICS_MAX_GATES: z.coerce.number().int().min(0).max(100_000).default(100),
+  GATEHOUSE_LOG_FORMAT: z.enum(['json', 'text', '']).default(''),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z
+    .string()
+    .refine(
+      (v) => v === '' || (URL.canParse(v) && /^https?:$/.test(new URL(v).protocol)),
+      'must be an http:// or https:// URL (traces are sent over OTLP/HTTP)',
+    )
+    .optional()
+    .transform((v) => v || undefined),
+  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol,
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol,
 });
 
 /** An http(s) URL; empty counts as unset, as the shell leaves `VAR=` unset in effect. */
@@ -204,6 +229,16 @@ export type Config = {
   trustProxy: boolean;
   /** Node's server timeouts: the headers, the whole request (headers and body), an idle connection. */
   http: { headersTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number };
+  observability: {
+    /** GET /metrics answers only to this Bearer token when set. */
+    metricsToken: string | undefined;
+    /** Distinct gate ids labelled on /metrics per process; the rest are counted as gate="other". */
+    metricsMaxGates: number;
+    /** The process log: JSON lines (by default in production) or plain text. */
+    logFormat: 'json' | 'text';
+    /** OTLP/HTTP traces, when OTEL_EXPORTER_OTLP_ENDPOINT is set; null: no tracing at all. */
+    tracing: { endpoint: string; protocol: 'http/json' | 'http/protobuf' } | null;
+  };
 };
 
 /** The workspace's root, found from this file in src/ or from the built dist/main.mjs alike. */
@@ -269,6 +304,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       headersTimeoutMs: e.GATEHOUSE_HEADERS_TIMEOUT_MS,
       requestTimeoutMs: e.GATEHOUSE_REQUEST_TIMEOUT_MS,
       keepAliveTimeoutMs: e.GATEHOUSE_KEEP_ALIVE_TIMEOUT_MS,
+    },
+    observability: {
+      metricsToken: e.GATEHOUSE_METRICS_TOKEN,
+      metricsMaxGates: e.GATEHOUSE_METRICS_MAX_GATES,
+      logFormat: e.GATEHOUSE_LOG_FORMAT || (e.NODE_ENV === 'production' ? 'json' : 'text'),
+      tracing: e.OTEL_EXPORTER_OTLP_ENDPOINT
+        ? {
+            endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
+            protocol: e.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? e.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/json',
+          }
+        : null,
     },
   };
 }

@@ -8,6 +8,8 @@ import { closeRedis, openRedis } from './db/redis.ts';
 import { scheduleArchitect } from './domain/architectJobs.ts';
 import { scheduleRetention } from './domain/retention.ts';
 import { answerClientError } from './http/errors.ts';
+import { useJsonProcessLog } from './observability/processLog.ts';
+import { startTracing } from './observability/tracing.ts';
 import { createRuntime } from './runtime.ts';
 
 // V8 lets the old generation grow to several times what survived the last full collection before
@@ -38,6 +40,12 @@ try {
   console.error((error as Error).message);
   process.exit(1);
 }
+
+if (config.observability.logFormat === 'json') useJsonProcessLog();
+// The OpenTelemetry SDK is loaded only when traces are asked for (OTEL_EXPORTER_OTLP_ENDPOINT).
+const tracing = config.observability.tracing
+  ? await startTracing(config.observability.tracing.protocol)
+  : null;
 
 const db = await connectDatabase(config);
 if (config.redisUrl) await openRedis(config.redisUrl);
@@ -96,6 +104,7 @@ async function shutdown(signal: string) {
   await runtime.close();
   await closeRedis();
   await db.close();
+  await tracing?.shutdown().catch((error) => console.error('tracing: could not send the last spans', error));
   process.exit(0);
 }
 process.on('SIGINT', () => void shutdown('SIGINT'));

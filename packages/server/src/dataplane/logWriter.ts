@@ -504,6 +504,12 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
     }
   }
   const pending = () => queue.length + added.length;
+  /** How long the oldest entry not yet written has waited (0 when none waits). */
+  function lagSeconds(): number {
+    const oldest = queue[0]?.created_at ?? added[0]?.entry.createdAt;
+    const since = oldest === undefined ? Number.NaN : new Date(oldest as string | Date).getTime();
+    return Number.isFinite(since) ? Math.max(0, (Date.now() - since) / 1000) : 0;
+  }
 
   /** Takes the first `count` entries off the queue, giving back their media bytes. */
   function shift(count: number): Queued[] {
@@ -634,7 +640,8 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
     /**
      * `mediaBytes`: the bytes of answer files held with the entries not written yet;
      * `writeFailures`: the batches refused, by why; `waitingForDisk`: the entries queued while the
-     * database is refusing them for want of space (0 otherwise).
+     * database is refusing them for want of space (0 otherwise); `lagSeconds`: the oldest
+     * entry's wait.
      */
     stats: () => ({
       queued: pending(),
@@ -645,6 +652,7 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
       refused,
       writeFailures: { ...writeFailures },
       waitingForDisk: episode?.reason === 'disk_full' ? pending() : 0,
+      lagSeconds: lagSeconds(),
     }),
   };
 }

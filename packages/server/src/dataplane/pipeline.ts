@@ -10,6 +10,9 @@ import { type AllowOverrides, overrideAllowed, type TaskType } from '@gatehouse/
 import { type CatalogModel, findModel, type ModelNames, modelProblem } from '../domain/catalog.ts';
 import { DomainError, HTTP_STATUS, ValidationError } from '../domain/errors.ts';
 import type { Gate } from '../generated/prisma/client.ts';
+import { tagRequest } from '../observability/processLog.ts';
+import { requestEnded } from '../observability/requests.ts';
+import { answerAttributes, genAiOperation, genAiProvider, inSpan } from '../observability/tracing.ts';
 import type { ProviderConnection, ProviderRegistry } from '../providers/registry.ts';
 import { ProviderError, type Usage } from '../providers/types.ts';
 import { type AgentRoute, type RolePicker, routeAgent } from './agent.ts';
@@ -445,19 +448,38 @@ async function routeAttempts<R extends TaskRequestBase, P, A extends TaskAnswerB
   for (const modelId of plan.order) {
     await beforeAttempt(modelId);
     const t0 = performance.now();
+    const attempt = { 'gatehouse.attempt': t.attempts.length + 1, 'gen_ai.request.model': modelId };
     try {
-      const model = findModel(modelId);
-      const provider = model?.provider ?? providerOf(modelId);
-      if (!model || !deps.providers.configured.has(provider)) {
-        throw new ProviderError('not_configured', `Provider "${provider}" is not configured`);
-      }
-      const timing = attemptSignal(control.attemptTimeoutMs ?? deps.attemptTimeoutMs, control.signal);
-      const answer = await kind
-        .attempt({ id: t.id, modelId, model, params: plan.params, timing, deps, action: t.action })
-        .finally(timing.done);
-      const latencyMs = Math.round(performance.now() - t0);
-      t.attempts.push({ model: modelId, provider, ok: true, status: 200, error: null, latencyMs });
-      return { answer, modelUsed: modelId, model };
+      return await inSpan('gatehouse.attempt', attempt, async () => {
+        const model = findModel(modelId);
+        const provider = model?.provider ?? providerOf(modelId);
+        if (!model || !deps.providers.configured.has(provider)) {
+          throw new ProviderError('not_configured', `Provider "${provider}" is not configured`);
+        }
+        const timing = attemptSignal(control.attemptTimeoutMs ?? deps.attemptTimeoutMs, control.signal);
+        const answer = await inSpan(
+          `${genAiOperation(kind.taskType)} ${model.providerModel}`,
+          {
+            'gen_ai.operation.name': genAiOperation(kind.taskType),
+            'gen_ai.provider.name': genAiProvider(provider),
+            'gen_ai.request.model': model.providerModel,
+          },
+          async (span) => {
+            const answer = await kind
+              .attempt({ id: t.id, modelId, model, params: plan.params, timing, deps, action: t.action })
+              .finally(timing.done);
+            span?.setAttributes({
+              'gen_ai.response.model': model.providerModel,
+              ...answerAttributes(answer),
+            });
+            return answer;
+          },
+          'client',
+        );
+        const latencyMs = Math.round(performance.now() - t0);
+        t.attempts.push({ model: modelId, provider, ok: true, status: 200, error: null, latencyMs });
+        return { answer, modelUsed: modelId, model };
+      });
     } catch (error) {
       const failure =
         error instanceof ProviderError
@@ -497,7 +519,10 @@ function reservationsFor<R extends TaskRequestBase, P, A extends TaskAnswerBase>
   const held: Hold[] = [];
   let reserved = 0;
   async function reserve(amount: number) {
-    held.push(...(await reserveAll(deps.ledger, scopes, amount)));
+    const holds = await inSpan('gatehouse.reservation', { 'gatehouse.reservation.usd': amount }, () =>
+      reserveAll(deps.ledger, scopes, amount),
+    );
+    held.push(...holds);
     reserved += amount;
   }
   return {
@@ -540,6 +565,7 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
     action: step?.action ?? null,
     hiddenTools: [],
   };
+  if (!step) tagRequest(t.id);
   let held: Hold[] = [];
   // Until the request is routed, only the gate asked: a failure before routing charges it.
   let scopes: LimitScope[] = scopesOf(gate, gate, null, null);
@@ -612,15 +638,14 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
       ...(sessionStatus !== undefined && { sessionStatus }),
       ...(priced.usageNote !== undefined && { usageNote: priced.usageNote }),
     };
-    await deps.logs.add(
-      logEntryOf(deps, kind, t, {
-        success: true,
-        statusCode: 200,
-        modelUsed,
-        outcome: { ...outcome, spendingCrossed },
-      }),
-      answer.media,
-    );
+    const entry = logEntryOf(deps, kind, t, {
+      success: true,
+      statusCode: 200,
+      modelUsed,
+      outcome: { ...outcome, spendingCrossed },
+    });
+    requestEnded(entry, { taskType: kind.taskType, unexpected: false, nested: step !== undefined });
+    await deps.logs.add(entry, answer.media);
     return outcome;
   } catch (error) {
     // Failed attempts the provider may have billed count against the gate like an answer.
@@ -643,14 +668,15 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
         ? error
         : new TaskFailure('upstream_error', 'The request failed inside the gateway', t.attempts);
     if (!(error instanceof DomainError)) console.error(`${kind.taskType}: unexpected failure`, error);
-    await deps.logs.add(
-      logEntryOf(deps, kind, t, {
-        success: false,
-        statusCode: HTTP_STATUS[domainError.code],
-        error: domainError,
-        costUsd: t.failedCostUsd,
-      }),
-    );
+    const entry = logEntryOf(deps, kind, t, {
+      success: false,
+      statusCode: HTTP_STATUS[domainError.code],
+      error: domainError,
+      costUsd: t.failedCostUsd,
+    });
+    const unexpected = !(error instanceof DomainError);
+    requestEnded(entry, { taskType: kind.taskType, unexpected, nested: step !== undefined });
+    await deps.logs.add(entry);
     throw domainError;
   }
 }

@@ -3,6 +3,7 @@ import { PrismaClient } from '../generated/prisma/client.ts';
 import { openPglite, openPostgres, type SqlDriver } from './driver.ts';
 import { migrate } from './migrate.ts';
 import { isNewDataDir } from './pgliteThread.ts';
+import { withRoundTrips } from './roundTrips.ts';
 
 export type Database = { prisma: PrismaClient; driver: SqlDriver; close(): Promise<void> };
 
@@ -58,9 +59,11 @@ export async function connectDatabase(opts: {
 }): Promise<Database> {
   const migrating = opts.migrate !== false;
   if (!opts.databaseUrl && migrating && isNewDataDir(opts.dataDir)) await installPglite(opts.dataDir);
-  const sql = opts.databaseUrl
-    ? await openPostgres(opts.databaseUrl, opts.schema, opts.preparedStatements !== false)
-    : await openPglite(opts.dataDir);
+  const sql = withRoundTrips(
+    opts.databaseUrl
+      ? await openPostgres(opts.databaseUrl, opts.schema, opts.preparedStatements !== false)
+      : await openPglite(opts.dataDir),
+  );
   if (migrating) await migrate(sql, migrationsDir);
   const client = new PrismaClient({ adapter: sql.adapter });
   prisma = client;

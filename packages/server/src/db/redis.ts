@@ -7,6 +7,7 @@
  * that what depends on it can fail closed at once rather than hold a request.
  */
 import { Redis, type RedisOptions } from 'ioredis';
+import { timeRedisCommands } from './roundTrips.ts';
 
 let client: Redis | null = null;
 let url: string | undefined;
@@ -29,6 +30,7 @@ export async function openRedis(redisUrl: string): Promise<Redis> {
   if (client) return client;
   url = redisUrl;
   client = new Redis(redisUrl, { ...OPTIONS, connectionName: `gatehouse-${process.pid}` });
+  timeRedisCommands(client);
   // Errors are reported through the commands that fail; an unhandled 'error' event would crash.
   let reported = false;
   client.on('error', (error) => {

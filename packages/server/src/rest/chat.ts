@@ -11,6 +11,7 @@ import { clientSignal, errorBody, nodeResponse, readJson } from '../http/errors.
 import type { ActorEnv } from '../http/middleware.ts';
 import { describe, ERRORS, eventStream } from '../http/openapi.ts';
 import { outcomeHeaders, streamChat } from '../http/sse.ts';
+import { GATE_RESOLUTION, traced } from '../observability/tracing.ts';
 
 function nativeAnswer(o: ChatOutcome) {
   return {
@@ -53,7 +54,7 @@ export function nativeChatRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: n
     if (typeof gateId !== 'string' || !isUuid(gateId)) {
       throw new ValidationError([{ path: 'gateId', message: 'is required and must be a gate UUID' }]);
     }
-    const gate = await loadGate(c.var.actor.user.id, gateId);
+    const gate = await traced(GATE_RESOLUTION, {}, () => loadGate(c.var.actor.user.id, gateId));
     const caller = callerOf(c, '/v3/chat', body);
     const parse = () => fromNative(parseWith(nativeChatSchema, body));
     const wantsStream = (body as { data?: { stream?: unknown } }).data?.stream === true;

@@ -31,6 +31,7 @@ import type { ActorEnv } from '../http/middleware.ts';
 import { requireActor } from '../http/middleware.ts';
 import { describe, ERRORS, eventStream } from '../http/openapi.ts';
 import { forwardedAnswer, outcomeHeaders, streamChat } from '../http/sse.ts';
+import { GATE_RESOLUTION, traced } from '../observability/tracing.ts';
 import type { StreamDelta } from '../providers/types.ts';
 
 export const GATE_HEADER = 'x-gatehouse-gate-id';
@@ -192,7 +193,9 @@ export async function gateOf(
     (typeof b.gateId === 'string' ? b.gateId : undefined) ??
     (model !== undefined && isUuid(model) ? model : undefined);
   if (candidate === undefined && named) {
-    const gate = await (isUuid(named) ? loadGate(userId, named) : loadGateByName(userId, named));
+    const gate = await traced(GATE_RESOLUTION, {}, () =>
+      isUuid(named) ? loadGate(userId, named) : loadGateByName(userId, named),
+    );
     return { gate, modelIsGate: true };
   }
   if (candidate === undefined) {
@@ -206,7 +209,7 @@ export async function gateOf(
   if (!isUuid(candidate)) {
     throw new ValidationError([{ path: 'gateId', message: `"${candidate}" is not a gate UUID` }]);
   }
-  const gate = await loadGate(userId, candidate);
+  const gate = await traced(GATE_RESOLUTION, {}, () => loadGate(userId, candidate));
   // A gate named in the model field is never a model asked for, whichever gate the header names.
   return { gate, modelIsGate: model === gate.id || named !== undefined };
 }

@@ -29,6 +29,7 @@ import { readJson } from '../http/errors.ts';
 import type { ActorEnv } from '../http/middleware.ts';
 import { describe, ERRORS } from '../http/openapi.ts';
 import { outcomeHeaders } from '../http/sse.ts';
+import { GATE_RESOLUTION, traced } from '../observability/tracing.ts';
 import type { VideoAnswer } from '../providers/tasks/video.ts';
 
 const tags = ['Native data plane'];
@@ -109,7 +110,7 @@ export function videoRoutes(
     async (c) => {
       const body = await readJson(c, opts.maxBodyBytes);
       const userId = c.var.actor.user.id;
-      const gate = await loadGate(userId, gateIdOf(body));
+      const gate = await traced(GATE_RESOLUTION, {}, () => loadGate(userId, gateIdOf(body)));
       const id = randomUUID();
       const started = new Date();
       // Every model the gate may try gets its own deadline: past them all, the job was lost.

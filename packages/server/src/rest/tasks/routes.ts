@@ -17,6 +17,7 @@ import type { ActorEnv } from '../../http/middleware.ts';
 import { requireActor } from '../../http/middleware.ts';
 import { describe, ERRORS, type RouteDoc } from '../../http/openapi.ts';
 import { outcomeHeaders } from '../../http/sse.ts';
+import { GATE_RESOLUTION, traced } from '../../observability/tracing.ts';
 import { gateOf, openAIError } from '../openai.ts';
 
 /** Reads a request body: JSON here; a type whose clients upload files reads multipart itself. */
@@ -84,7 +85,7 @@ export function nativeTaskRoutes(
     app.post(`/${task.path}`, doc, async (c) => {
       const signal = clientSignal(c);
       const body = await (task.read ?? readJsonBody)(c, limits.maxBodyBytes);
-      const gate = await loadGate(c.var.actor.user.id, nativeGateId(body));
+      const gate = await traced(GATE_RESOLUTION, {}, () => loadGate(c.var.actor.user.id, nativeGateId(body)));
       const caller = callerOf(c, `/v3/${task.path}`, body);
       const outcome = await dataPlane.run(task.kind, caller, gate, () => task.parse(body), { signal });
       return c.json(
