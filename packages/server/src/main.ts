@@ -3,9 +3,11 @@ import { setFlagsFromString } from 'node:v8';
 import { serve } from '@hono/node-server';
 import { createApp } from './app.ts';
 import { loadConfig } from './config.ts';
+import { startChangeFeed, stopChangeFeed } from './db/changes.ts';
 import { connectDatabase } from './db/client.ts';
 import { closeRedis, openRedis } from './db/redis.ts';
 import { scheduleArchitect } from './domain/architectJobs.ts';
+import { setHotCacheTtl } from './domain/hotCache.ts';
 import { scheduleRetention } from './domain/retention.ts';
 import { answerClientError } from './http/errors.ts';
 import { createRuntime } from './runtime.ts';
@@ -41,6 +43,9 @@ try {
 
 const db = await connectDatabase(config);
 if (config.redisUrl) await openRedis(config.redisUrl);
+setHotCacheTtl(config.cacheTtlMs);
+// Before the first request: every change another process makes from now on drops our copy.
+await startChangeFeed(config);
 const runtime = createRuntime(config);
 const app = createApp(config, runtime);
 const retention = scheduleRetention();
@@ -94,6 +99,7 @@ async function shutdown(signal: string) {
   await architect?.stop();
   // Queued log entries and spending are written before the database closes.
   await runtime.close();
+  await stopChangeFeed();
   await closeRedis();
   await db.close();
   process.exit(0);
