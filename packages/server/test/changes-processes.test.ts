@@ -47,6 +47,29 @@ async function waitUntil(since: number, done: () => Promise<boolean>): Promise<s
   return `${(performance.now() - since).toFixed(1)} ms (request ${requests})`;
 }
 
+/** Closes, from outside, the connection a gateway process hears the others' changes on. */
+async function cutChangeFeed(redis: boolean, database: string, pid: number): Promise<void> {
+  if (redis) {
+    const client = new Redis(redisUrl);
+    const line = String(await client.client('LIST'))
+      .split('\n')
+      .find((l) => l.includes(` name=gatehouse-sub-${pid} `));
+    const id = line?.match(/^id=(\d+)/)?.[1];
+    expect(id).toBeDefined();
+    await client.client('KILL', 'ID', id as string);
+    client.disconnect();
+    return;
+  }
+  const c = new pg.Client({ connectionString: testDatabaseUrl });
+  await c.connect();
+  const { rowCount } = await c.query(
+    'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = $2',
+    [database, `gatehouse-changes-${pid}`],
+  );
+  await c.end();
+  expect(rowCount).toBe(1);
+}
+
 const transports = [
   { name: 'Redis pub/sub', redis: true },
   { name: 'PostgreSQL LISTEN/NOTIFY (no Redis)', redis: false },
@@ -166,6 +189,14 @@ describe.runIf(testDatabaseUrl)('two gateway processes on one PostgreSQL', () =>
         console.log(
           `${name}: revoked key refused ${keyDelay}, changed gate seen ${gateDelay} after the first process answered (TTL 10 min)`,
         );
+
+        // The second process's notifications cut off: whatever it missed meanwhile, it drops
+        // every cached copy, so even the changes that published nothing are seen now.
+        await cutChangeFeed(redis, database, two.child.pid as number);
+        await waitUntil(performance.now(), async () => (await chat(control.key, untouched)).status === 401);
+        expect(two.output()).toContain(`changes: ${redis ? 'Redis' : 'PostgreSQL LISTEN'} lost`);
+        const other = await newKey();
+        expect((await chat(other.key, untouched)).body.model).toBe('mock/smart');
       },
       180_000,
     );

@@ -160,7 +160,11 @@ function postgresFeed(url: string, channel: string): { feed: Feed; ready: Promis
 
   async function listen(attempt: number): Promise<void> {
     if (closed) return;
-    const c = new pg.Client({ connectionString: url, keepAlive: true });
+    const c = new pg.Client({
+      connectionString: url,
+      keepAlive: true,
+      application_name: `gatehouse-changes-${process.pid}`,
+    });
     c.on('error', () => {}); // the connection's end follows, and is reported there
     try {
       await c.connect();
