@@ -111,6 +111,8 @@ const envSchema = z.object({
   GATEHOUSE_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(20_000),
   GATEHOUSE_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   GATEHOUSE_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(65_000),
+  // On SIGTERM: how long the requests in flight (streams included) may take to finish.
+  GATEHOUSE_DRAIN_SECONDS: z.coerce.number().int().min(0).max(3600).default(25),
 });
 
 /** An http(s) URL; empty counts as unset, as the shell leaves `VAR=` unset in effect. */
@@ -221,6 +223,8 @@ export type Config = {
   trustProxy: boolean;
   /** Node's server timeouts: the headers, the whole request (headers and body), an idle connection. */
   http: { headersTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number };
+  /** SIGTERM: the requests in flight get this long to finish before their connections are cut. */
+  drainSeconds: number;
 };
 
 /** The workspace's root, found from this file in src/ or from the built dist/main.mjs alike. */
@@ -289,6 +293,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       requestTimeoutMs: e.GATEHOUSE_REQUEST_TIMEOUT_MS,
       keepAliveTimeoutMs: e.GATEHOUSE_KEEP_ALIVE_TIMEOUT_MS,
     },
+    drainSeconds: e.GATEHOUSE_DRAIN_SECONDS,
   };
 }
 

@@ -47,7 +47,8 @@ setHotCacheTtl(config.cacheTtlMs);
 // Before the first request: every change another process makes from now on drops our copy.
 await startChangeFeed(config);
 const runtime = createRuntime(config);
-const app = createApp(config, runtime);
+let draining = false;
+const app = createApp(config, runtime, { draining: () => draining });
 const retention = scheduleRetention();
 // GATEHOUSE_ARCHITECT_INTERVAL_MS=0: no scheduled re-analysis in this process.
 const architect =
@@ -78,17 +79,25 @@ const server = serve(listen, (info) => {
 // answered in the native error shape instead of Node's empty one.
 server.on('clientError', answerClientError);
 
-const SHUTDOWN_GRACE_MS = 25_000;
-let stopping = false;
 async function shutdown(signal: string) {
-  if (stopping) return;
-  stopping = true;
-  console.log(`${signal} received: finishing the requests in flight, then closing`);
-  // Stop accepting, let requests in flight (streams included) finish within the grace period so
-  // they are answered, logged and settled, then cut whatever is left.
+  if (draining) return;
+  // First of all: /readyz answers 503, so a load balancer stops sending requests here.
+  draining = true;
+  console.log(
+    `${signal} received: /readyz answers 503; finishing the requests in flight (up to ${config.drainSeconds} s), then closing`,
+  );
   const http = server as import('node:http').Server;
+  // Each answer from now on closes its connection, so no client reuses one that is about to go.
+  http.prependListener('request', (_req, res) => {
+    res.shouldKeepAlive = false;
+  });
+  // Stop accepting (idle connections close now), let the requests in flight (streams included)
+  // finish so they are answered, logged and settled, then cut whatever is left.
   await new Promise<void>((resolve) => {
-    const deadline = setTimeout(() => http.closeAllConnections(), SHUTDOWN_GRACE_MS);
+    const deadline = setTimeout(() => {
+      console.error(`drain: requests still in flight after ${config.drainSeconds} s are cut`);
+      http.closeAllConnections();
+    }, config.drainSeconds * 1000);
     http.close(() => {
       clearTimeout(deadline);
       resolve();
