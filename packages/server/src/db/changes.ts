@@ -106,7 +106,9 @@ function lost(how: string, why: string): void {
   if (!listening) return;
   listening = false;
   deliver({ kind: 'everything' });
-  console.error(`changes: ${how} lost (${why}); caches are dropped and rebuilt until it is back`);
+  console.error(
+    `changes: ${how} lost (${why}); every cached gate and key is dropped now, and again once it is back`,
+  );
 }
 
 const RETRY_MS = (attempt: number) => Math.min(50 * 2 ** attempt, 1_000);
