@@ -63,8 +63,12 @@ const dashboardHeaders = secureHeaders({
 /** Control-plane bodies are small; a larger one is refused before it is read in full. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-/** Builds the whole HTTP surface; listens nowhere (main.ts does, tests call app.request). */
-export function createApp(config: Config, runtime: Runtime) {
+/**
+ * Builds the whole HTTP surface; listens nowhere (main.ts does, tests call app.request).
+ * `draining`: the process is stopping (SIGTERM), so /readyz sends load balancers elsewhere.
+ */
+export function createApp(config: Config, runtime: Runtime, opts: { draining?: () => boolean } = {}) {
+  const draining = opts.draining ?? (() => false);
   const app = new Hono();
   app.onError((error, c) => errorResponse(c, error));
   // Each only when on: JSON process logs name the request a line is for; traces have its span.
@@ -75,6 +79,7 @@ export function createApp(config: Config, runtime: Runtime) {
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
+    if (draining()) return c.json({ status: 'draining' }, 503);
     try {
       if (!driver) throw new Error('no database');
       const pending = await pendingMigrations(driver, migrationsDir);

@@ -58,6 +58,16 @@ const envSchema = z.object({
     .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
     .optional()
     .or(z.literal('').transform(() => undefined)),
+  // Every Redis key and channel of the deployment starts so: deployments may share one Redis.
+  GATEHOUSE_REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'must be 1 to 64 letters, digits, or _ . : -')
+    .default('gatehouse'),
+  // How long a process keeps a gate or an API key in memory; unset: 2 s for gates, 5 s for keys.
+  GATEHOUSE_CACHE_TTL_MS: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().int().min(0).max(3_600_000).optional(),
+  ),
   GATEHOUSE_OPEN_SIGNUP: flag,
   // Empty counts as unset, as the shell leaves `VAR=` unset in effect.
   GATEHOUSE_DEFAULT_PLAN: z.preprocess(
@@ -126,6 +136,8 @@ const envSchema = z.object({
     .transform((v) => v || undefined),
   OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol,
   OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol,
+  // On SIGTERM: how long the requests in flight (streams included) may take to finish.
+  GATEHOUSE_DRAIN_SECONDS: z.coerce.number().int().min(0).max(3600).default(25),
 });
 
 /** An http(s) URL; empty counts as unset, as the shell leaves `VAR=` unset in effect. */
@@ -187,6 +199,13 @@ export type Config = {
    * notifications across processes. Unset: one process's memory and PostgreSQL do it all.
    */
   redisUrl: string | undefined;
+  /** The start of every Redis key and channel of the deployment. */
+  redisPrefix: string;
+  /**
+   * How long gates and API keys stay in a process's memory (hotCache.ts); undefined: each cache's
+   * own (2 s, 5 s). Changes reach every process through notifications (db/changes.ts) well before.
+   */
+  cacheTtlMs: number | undefined;
   openSignup: boolean;
   /** The plan of every account after the first (the first, the admin's, is enterprise). */
   defaultPlan: PlanId;
@@ -239,6 +258,8 @@ export type Config = {
     /** OTLP/HTTP traces, when OTEL_EXPORTER_OTLP_ENDPOINT is set; null: no tracing at all. */
     tracing: { endpoint: string; protocol: 'http/json' | 'http/protobuf' } | null;
   };
+  /** SIGTERM: the requests in flight get this long to finish before their connections are cut. */
+  drainSeconds: number;
 };
 
 /** The workspace's root, found from this file in src/ or from the built dist/main.mjs alike. */
@@ -273,6 +294,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: e.DATABASE_URL,
     preparedStatements: e.GATEHOUSE_PG_PREPARE,
     redisUrl: e.REDIS_URL,
+    redisPrefix: e.GATEHOUSE_REDIS_PREFIX,
+    cacheTtlMs: e.GATEHOUSE_CACHE_TTL_MS,
     openSignup: e.GATEHOUSE_OPEN_SIGNUP,
     defaultPlan: e.GATEHOUSE_DEFAULT_PLAN,
     secureCookies: e.GATEHOUSE_SECURE_COOKIES,
@@ -316,6 +339,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           }
         : null,
     },
+    drainSeconds: e.GATEHOUSE_DRAIN_SECONDS,
   };
 }
 

@@ -3,9 +3,11 @@ import { setFlagsFromString } from 'node:v8';
 import { serve } from '@hono/node-server';
 import { createApp } from './app.ts';
 import { loadConfig } from './config.ts';
+import { startChangeFeed, stopChangeFeed } from './db/changes.ts';
 import { connectDatabase } from './db/client.ts';
 import { closeRedis, openRedis } from './db/redis.ts';
 import { scheduleArchitect } from './domain/architectJobs.ts';
+import { setHotCacheTtl } from './domain/hotCache.ts';
 import { scheduleRetention } from './domain/retention.ts';
 import { answerClientError } from './http/errors.ts';
 import { useJsonProcessLog } from './observability/processLog.ts';
@@ -49,8 +51,12 @@ const tracing = config.observability.tracing
 
 const db = await connectDatabase(config);
 if (config.redisUrl) await openRedis(config.redisUrl);
+setHotCacheTtl(config.cacheTtlMs);
+// Before the first request: every change another process makes from now on drops our copy.
+await startChangeFeed(config);
 const runtime = createRuntime(config);
-const app = createApp(config, runtime);
+let draining = false;
+const app = createApp(config, runtime, { draining: () => draining });
 const retention = scheduleRetention();
 // GATEHOUSE_ARCHITECT_INTERVAL_MS=0: no scheduled re-analysis in this process.
 const architect =
@@ -81,17 +87,25 @@ const server = serve(listen, (info) => {
 // answered in the native error shape instead of Node's empty one.
 server.on('clientError', answerClientError);
 
-const SHUTDOWN_GRACE_MS = 25_000;
-let stopping = false;
 async function shutdown(signal: string) {
-  if (stopping) return;
-  stopping = true;
-  console.log(`${signal} received: finishing the requests in flight, then closing`);
-  // Stop accepting, let requests in flight (streams included) finish within the grace period so
-  // they are answered, logged and settled, then cut whatever is left.
+  if (draining) return;
+  // First of all: /readyz answers 503, so a load balancer stops sending requests here.
+  draining = true;
+  console.log(
+    `${signal} received: /readyz answers 503; finishing the requests in flight (up to ${config.drainSeconds} s), then closing`,
+  );
   const http = server as import('node:http').Server;
+  // Each answer from now on closes its connection, so no client reuses one that is about to go.
+  http.prependListener('request', (_req, res) => {
+    res.shouldKeepAlive = false;
+  });
+  // Stop accepting (idle connections close now), let the requests in flight (streams included)
+  // finish so they are answered, logged and settled, then cut whatever is left.
   await new Promise<void>((resolve) => {
-    const deadline = setTimeout(() => http.closeAllConnections(), SHUTDOWN_GRACE_MS);
+    const deadline = setTimeout(() => {
+      console.error(`drain: requests still in flight after ${config.drainSeconds} s are cut`);
+      http.closeAllConnections();
+    }, config.drainSeconds * 1000);
     http.close(() => {
       clearTimeout(deadline);
       resolve();
@@ -102,6 +116,7 @@ async function shutdown(signal: string) {
   await architect?.stop();
   // Queued log entries and spending are written before the database closes.
   await runtime.close();
+  await stopChangeFeed();
   await closeRedis();
   await db.close();
   await tracing?.shutdown().catch((error) => console.error('tracing: could not send the last spans', error));

@@ -101,4 +101,22 @@ describe('hotCache (the gate and API key caches)', () => {
     r.started[4]?.reject(new Error('database unreachable'));
     await expect(failedOver).rejects.toThrow('database unreachable');
   });
+
+  it('forgets by value the entries that match and every read in flight, and keeps the rest', async () => {
+    const { cache } = setup();
+    const r = reads<string>();
+    const loaded = [cache.get('a', r.load), cache.get('b', r.load)];
+    r.started[0]?.resolve('owner-1');
+    r.started[1]?.resolve('owner-2');
+    await Promise.all(loaded);
+    const inFlight = cache.get('c', r.load);
+    cache.forgetWhere((owner) => owner === 'owner-1');
+    r.started[2]?.resolve('owner-3, read before the change');
+    await inFlight;
+    expect(cache.get('a', r.load)).toBeInstanceOf(Promise);
+    expect(cache.get('b', r.load)).toBe('owner-2');
+    expect(cache.get('c', r.load)).toBeInstanceOf(Promise);
+    cache.clear();
+    expect(cache.get('b', r.load)).toBeInstanceOf(Promise);
+  });
 });

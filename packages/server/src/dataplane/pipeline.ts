@@ -16,6 +16,7 @@ import { answerAttributes, genAiOperation, genAiProvider, inSpan } from '../obse
 import type { ProviderConnection, ProviderRegistry } from '../providers/registry.ts';
 import { ProviderError, type Usage } from '../providers/types.ts';
 import { type AgentRoute, type RolePicker, routeAgent } from './agent.ts';
+import type { Attempt } from './attempts.ts';
 import type { TaskCaller } from './caller.ts';
 import { CLIENT_BODY_BYTES, loggedClientBody } from './clientBody.ts';
 import { costOf } from './cost.ts';
@@ -26,16 +27,7 @@ import { attemptOrder, type RoutingStrategy } from './routing.ts';
 import { type OpenSession, settleSession } from './sessions.ts';
 import { checkedUsage, InvalidUsage, invalidUsageNote, MAX_USD, recordableUsd } from './usage.ts';
 
-export type Attempt = {
-  model: string;
-  provider: string;
-  ok: boolean;
-  status: number | null;
-  error: string | null;
-  latencyMs: number;
-  /** What a failed attempt is charged (see failedAttemptCost); absent on the one that answered. */
-  costUsd?: number;
-};
+export type { Attempt };
 
 /** What every task type's request may carry besides its own fields. */
 export type TaskRequestBase = {

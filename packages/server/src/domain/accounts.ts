@@ -1,4 +1,5 @@
 import { credentialsSchema, type PlanId, signInSchema } from '@gatehouse/rules/account';
+import { onChange, publish } from '../db/changes.ts';
 import { prisma } from '../db/client.ts';
 import { transaction } from '../db/transaction.ts';
 import type { User } from '../generated/prisma/client.ts';
@@ -25,6 +26,9 @@ export type SessionGrant = { token: string; csrfToken: string; expiresAt: Date; 
 // Whether an account exists: asked by anyone, signed in or not, on every visit to the dashboard,
 // so answered from memory for a few seconds, one read shared by all who ask meanwhile.
 const accountsExist = hotCache<boolean>({ ttlMs: 5_000, maxEntries: 1 });
+onChange((heard) => {
+  if (heard.kind === 'everything' || heard.kind === 'account') accountsExist.forget('');
+});
 
 export type SignUpOptions = {
   openSignup: boolean;
@@ -54,7 +58,7 @@ export async function signUp(raw: unknown, opts: SignUpOptions): Promise<User> {
     const plan = first ? ADMIN_PLAN : (opts.defaultPlan ?? 'free');
     return tx.user.create({ data: { email, passwordHash, plan, isAdmin: first } });
   });
-  accountsExist.forget(''); // after the commit: a read before it must not be kept
+  await publish({ kind: 'account', userId: user.id }); // after the commit: a read before it must not be kept
   return user;
 }
 

@@ -7,9 +7,9 @@
  */
 import { accountUpdateSchema } from '@gatehouse/rules/account';
 import { isUuid } from '@gatehouse/rules/ids';
+import { publish } from '../db/changes.ts';
 import { prisma } from '../db/client.ts';
 import type { User } from '../generated/prisma/client.ts';
-import { forgetKeysOf } from './apiKeys.ts';
 import { ForbiddenError, NotFoundError, parseWith, ValidationError } from './errors.ts';
 import { ADMIN_PLAN } from './plans.ts';
 
@@ -26,8 +26,8 @@ export function listAccounts(actor: User): Promise<User[]> {
 
 /**
  * Sets an account's plan, or disables or enables it. Both apply at once: the gate limit is read
- * from the account's row when a gate is created, and this process's cached keys of the account are
- * dropped. The admin's own account stays enabled and on the enterprise plan.
+ * from the account's row when a gate is created, and every process's cached keys of the account
+ * are dropped (db/changes.ts). The admin's own account stays enabled and on the enterprise plan.
  */
 export async function updateAccount(actor: User, id: string, raw: unknown): Promise<User> {
   requireAdmin(actor);
@@ -58,6 +58,6 @@ export async function updateAccount(actor: User, id: string, raw: unknown): Prom
     },
   });
   // After the write: a key lookup that ran before it must not keep the old account in the cache.
-  await forgetKeysOf(id);
+  await publish({ kind: 'account', userId: id });
   return updated;
 }

@@ -11,6 +11,7 @@ import {
 } from '@gatehouse/rules/agent';
 import { isUuid } from '@gatehouse/rules/ids';
 import { z } from 'zod';
+import { publish } from '../db/changes.ts';
 import { prisma, sql } from '../db/client.ts';
 import type { AgentSession, Gate, Prisma } from '../generated/prisma/client.ts';
 import { NotFoundError, parseWith, ValidationError } from './errors.ts';
@@ -211,5 +212,6 @@ export async function endSession(
       `The session is ${after.status.replace('_', ' ')} already`,
     );
   }
+  await publish({ kind: 'agentSession', userId, sessionId: session.id });
   return after;
 }

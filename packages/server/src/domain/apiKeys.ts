@@ -1,5 +1,6 @@
 import { apiKeyCreateSchema } from '@gatehouse/rules/account';
 import { isUuid } from '@gatehouse/rules/ids';
+import { onChange, publish } from '../db/changes.ts';
 import { prisma } from '../db/client.ts';
 import type { ApiKey, User } from '../generated/prisma/client.ts';
 import { AccountDisabledError, NotFoundError, parseWith } from './errors.ts';
@@ -28,6 +29,7 @@ export async function createApiKey(userId: string, raw: unknown): Promise<Issued
       keyHash: sha256(key),
     },
   });
+  await publish({ kind: 'apiKey', userId, keyId: apiKey.id });
   return { apiKey, key };
 }
 
@@ -43,7 +45,7 @@ export async function revokeApiKey(userId: string, id: string): Promise<ApiKey> 
     ? key
     : await prisma.apiKey.update({ where: { id }, data: { revokedAt: new Date() } });
   // After the write: a lookup that ran before it (and would cache the key as valid) is dropped.
-  keyCache.forget(key.keyHash);
+  await publish({ kind: 'apiKey', userId, keyId: key.id });
   return revoked;
 }
 
@@ -52,9 +54,9 @@ export function looksLikeApiKey(value: string): boolean {
 }
 
 // Recently authenticated keys with their owners (hotCache.ts), so the hot path skips a query per
-// request. Revoking a key, or changing its owner's account (forgetKeysOf), through this process
-// drops the entry at once; another process's change is seen within KEY_CACHE_TTL_MS. Unknown and
-// revoked keys, and a disabled account's keys, are not kept.
+// request. Revoking a key, or changing its owner's account, drops the entry in every process once
+// the change is published (db/changes.ts); KEY_CACHE_TTL_MS bounds what a lost notification
+// leaves. Unknown and revoked keys, and a disabled account's keys, are not kept.
 const KEY_CACHE_TTL_MS = 5000;
 type FoundKey = (ApiKey & { user: User }) | null;
 const keyCache = hotCache<FoundKey>({
@@ -63,14 +65,12 @@ const keyCache = hotCache<FoundKey>({
   keep: (found) => found !== null && !found.revokedAt && !found.user.disabledAt,
 });
 
-/**
- * Drops the user's keys from the cache, after a change to the account (its plan, disabling it),
- * so the next request with any of them reads the account as it is now.
- */
-export async function forgetKeysOf(userId: string): Promise<void> {
-  const keys = await prisma.apiKey.findMany({ where: { userId }, select: { keyHash: true } });
-  for (const { keyHash } of keys) keyCache.forget(keyHash);
-}
+onChange((heard) => {
+  if (heard.kind === 'everything') keyCache.clear();
+  else if (heard.kind === 'apiKey') keyCache.forgetWhere((found) => found?.id === heard.keyId);
+  // The account's plan or state: the next request with any of its keys reads it as it is now.
+  else if (heard.kind === 'account') keyCache.forgetWhere((found) => found?.userId === heard.userId);
+});
 const lookUpKey = (hash: string) => () =>
   prisma.apiKey.findUnique({ where: { keyHash: hash }, include: { user: true } });
 

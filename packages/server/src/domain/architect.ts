@@ -18,6 +18,7 @@ import {
   weightsOf,
 } from '@gatehouse/rules/architect';
 import type { TaskType } from '@gatehouse/rules/gate';
+import { publish } from '../db/changes.ts';
 import { prisma } from '../db/client.ts';
 import type { Gate, Prisma } from '../generated/prisma/client.ts';
 import {
@@ -30,7 +31,7 @@ import {
 import { fmt, scoreModels } from './architectScore.ts';
 import { findModel, type ModelNames } from './catalog.ts';
 import { parseWith, ValidationError } from './errors.ts';
-import { forgetGate, getGate } from './gateCache.ts';
+import { getGate } from './gateCache.ts';
 import { modelFacts } from './modelFacts.ts';
 import { observedModels } from './modelStats.ts';
 
@@ -318,6 +319,6 @@ export async function storeAnalysis(gate: Gate, analysis: TaskAnalysis): Promise
     where: { id: gate.id },
     data: { taskAnalysis: analysis as unknown as Prisma.InputJsonValue },
   });
-  forgetGate(gate);
+  await publish({ kind: 'gate', userId: gate.userId, gateId: gate.id });
   return stored;
 }

@@ -1,10 +1,11 @@
 /**
  * Reading one gate: straight from the database (getGate), or on the hot path from a short-lived
- * cache (loadGate, hotCache.ts). Changes made through this process drop the entry at once;
- * another process's changes are seen within TTL_MS. Spending is never read from here: the
- * spending statements read and write the row itself.
+ * cache (loadGate, hotCache.ts). A gate's change, published by whichever process made it
+ * (db/changes.ts), drops the entry in every process; TTL_MS bounds what a lost notification
+ * leaves. Spending is never read from here: the spending statements read and write the row itself.
  */
 import { isUuid } from '@gatehouse/rules/ids';
+import { onChange } from '../db/changes.ts';
 import { prisma } from '../db/client.ts';
 import type { Gate } from '../generated/prisma/client.ts';
 import { NotFoundError } from './errors.ts';
@@ -25,14 +26,20 @@ export function loadGate(userId: string, id: string): Gate | Promise<Gate> {
   return cache.get(`${userId}:${id}`, () => getGate(userId, id));
 }
 
-/** Call after the write: a read that ran before it cannot put the old gate back. */
-export function forgetGate(gate: Pick<Gate, 'userId' | 'id'>): void {
-  cache.forget(`${gate.userId}:${gate.id}`);
-}
-
 // Names to ids, by owner: a gate named in a model field (`gatehouse/<name>`) on every request.
-// A rename is seen within TTL_MS, as another process's change is.
 const ids = hotCache<string>({ ttlMs: TTL_MS, maxEntries: 10_000 });
+
+// Dropped after the write: a read that ran before it cannot put the old gate back.
+onChange((heard) => {
+  if (heard.kind === 'everything') {
+    cache.clear();
+    ids.clear();
+  } else if (heard.kind === 'gate') {
+    cache.forget(`${heard.userId}:${heard.gateId}`);
+    // Renamed or deleted: its old name must not lead to it any longer.
+    ids.forgetWhere((id) => id === heard.gateId);
+  }
+});
 
 /** The owner's gate of this name (names are unique per account); anyone else's is a 404. */
 export async function loadGateByName(userId: string, name: string): Promise<Gate> {

@@ -13,6 +13,7 @@ import { isUuid } from '@gatehouse/rules/ids';
 import type { FieldIssue } from '@gatehouse/rules/issues';
 import { isStorableText, STORABLE_TEXT_MESSAGE } from '@gatehouse/rules/storable';
 import { z } from 'zod';
+import { publish } from '../db/changes.ts';
 import { prisma } from '../db/client.ts';
 import { transaction } from '../db/transaction.ts';
 import { responseSchemaProblem } from '../domain/responseSchema.ts';
@@ -20,7 +21,7 @@ import { type Gate, Prisma } from '../generated/prisma/client.ts';
 import { type ModelReader, withEnhancedDescription } from './architectRead.ts';
 import { type ModelNames, modelProblem } from './catalog.ts';
 import { ConflictError, NotFoundError, PlanLimitError, parseWith, ValidationError } from './errors.ts';
-import { forgetGate, getGate } from './gateCache.ts';
+import { getGate } from './gateCache.ts';
 import { type GateChangeBy, recordGateVersion } from './gateVersions.ts';
 import { planOf } from './plans.ts';
 import {
@@ -186,7 +187,7 @@ export async function createGate(
   const issues = [...gateIssues(settings, Object.keys(input)), ...schemaIssues(input.responseFormatSchema)];
   if (issues.length > 0) throw new ValidationError(issues);
   try {
-    return await transaction(async (tx) => {
+    const created = await transaction(async (tx) => {
       // Locks the owner's row so concurrent creations cannot pass the plan limit together.
       const [owner] = await tx.$queryRaw<{ plan: string }[]>`
         SELECT plan FROM users WHERE id = ${userId}::uuid FOR UPDATE`;
@@ -220,6 +221,8 @@ export async function createGate(
       });
       return gate;
     });
+    await publish({ kind: 'gate', userId, gateId: created.id });
+    return created;
   } catch (error) {
     if (isUniqueViolation(error)) throw nameTaken();
     throw error;
@@ -364,8 +367,8 @@ export async function updateGate(
       // A changed limit, enforcement or period takes effect at once.
       await deps.spending.settingsChanged(updated.id);
     }
-    // Forgotten after the write, so a request reading meanwhile cannot cache the old gate.
-    forgetGate(updated);
+    // Published after the write, so a request reading meanwhile cannot cache the old gate.
+    await publish({ kind: 'gate', userId, gateId: updated.id });
     return spendingTouched ? await prisma.gate.findUniqueOrThrow({ where: { id: updated.id } }) : updated;
   } catch (error) {
     if (isUniqueViolation(error)) throw nameTaken();
@@ -380,7 +383,7 @@ export async function updateGate(
 export async function deleteGate(userId: string, id: string): Promise<void> {
   const gate = await getGate(userId, id);
   await prisma.gate.delete({ where: { id: gate.id } });
-  forgetGate(gate);
+  await publish({ kind: 'gate', userId, gateId: gate.id });
 }
 
 /** A gate as the domain knows it: settings typed, money as numbers, spending as of `now`. */

@@ -9,10 +9,21 @@
  *   was doing (a batch of log entries, say), every `ttlMs`.
  * - The requests that find no usable entry share one read instead of sending one each.
  * - `forget` (called after a write) drops the entry and the read in flight, so a read that ran
- *   before the write cannot put the old value back.
+ *   before the write cannot put the old value back. `forgetWhere` does so by value (a key's owner,
+ *   a gate's id), for changes announced by what they are rather than by the cache's key; it drops
+ *   every read in flight, whose values are not known yet. `clear` drops everything.
+ * - `ttlMs` may be overridden for every cache at once (setHotCacheTtl): a deployment whose changes
+ *   reach every process through notifications may keep entries longer.
  * - A background read that fails, or finds a value `keep` refuses, drops the entry: nothing is
  *   served on the strength of a read that did not confirm it.
  */
+let ttlOverrideMs: number | undefined;
+
+/** Sets the life of every cache's entries (GATEHOUSE_CACHE_TTL_MS); undefined restores each one's. */
+export function setHotCacheTtl(ms: number | undefined): void {
+  ttlOverrideMs = ms;
+}
+
 export function hotCache<V>(options: {
   ttlMs: number;
   maxEntries: number;
@@ -22,7 +33,6 @@ export function hotCache<V>(options: {
   const now = options.now ?? (() => performance.now());
   const entries = new Map<string, { value: V; at: number }>();
   const reads = new Map<string, Promise<V>>();
-  const refreshAfter = options.ttlMs / 2;
 
   function read(key: string, load: () => Promise<V>): Promise<V> {
     const pending = reads.get(key);
@@ -58,9 +68,10 @@ export function hotCache<V>(options: {
       const hit = entries.get(key);
       if (hit) {
         const age = now() - hit.at;
-        if (age < options.ttlMs) {
+        const ttlMs = ttlOverrideMs ?? options.ttlMs;
+        if (age < ttlMs) {
           // The request is answered either way; a failure is the next request's to see.
-          if (age >= refreshAfter && !reads.has(key)) read(key, load).catch(() => {});
+          if (age >= ttlMs / 2 && !reads.has(key)) read(key, load).catch(() => {});
           return hit.value;
         }
       }
@@ -69,6 +80,14 @@ export function hotCache<V>(options: {
     forget(key: string): void {
       entries.delete(key);
       reads.delete(key);
+    },
+    forgetWhere(matches: (value: V) => boolean): void {
+      for (const [key, entry] of entries) if (matches(entry.value)) entries.delete(key);
+      reads.clear();
+    },
+    clear(): void {
+      entries.clear();
+      reads.clear();
     },
   };
 }

@@ -8,7 +8,7 @@
  * at most `maxGates` distinct ones per process (the rest are counted as gate="other").
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { Attempt } from '../dataplane/pipeline.ts';
+import type { Attempt } from '../dataplane/attempts.ts';
 
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });

@@ -33,6 +33,8 @@ export type Reply =
       status?: number;
       /** After the frames: end the response, kill the socket, or keep the stream open and silent. */
       ending?: 'end' | 'destroy' | 'hang';
+      /** After the first `after` frames, the stream goes quiet until `until` settles. */
+      pause?: { after: number; until: Promise<unknown> };
     }
   /** Accepts the request and never answers. */
   | { type: 'hang' }
@@ -120,7 +122,8 @@ async function answer(res: http.ServerResponse, reply: Reply): Promise<void> {
         connection: 'keep-alive',
       });
       res.flushHeaders();
-      for (const frame of reply.frames) {
+      for (const [i, frame] of reply.frames.entries()) {
+        if (i === reply.pause?.after) await reply.pause.until;
         const half = Math.floor(frame.length / 2);
         res.write(frame.slice(0, half));
         await sleep(1);
