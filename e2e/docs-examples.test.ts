@@ -32,14 +32,22 @@ const pages: Page[] = [
 
 const runs = (e: Example) => e.kind === 'shell' || e.kind === 'node';
 const where = (e: Example) => `${e.page}:${e.line}`;
-const counts: string[] = [];
+const ran = new Set<string>();
 
 afterAll(() => {
+  const lines = pages.map((page) => {
+    const count = (kind: Example['kind']) => page.examples.filter((e) => e.kind === kind).length;
+    const skipped = page.examples.filter((e) => e.kind === 'skipped');
+    const run = count('shell') + count('node');
+    const state = run > 0 && !ran.has(page.page) ? ' [not run in this session]' : '';
+    const why = skipped.map((e) => `line ${e.line}: ${e.reason}`).join('; ');
+    return `  ${page.page}: ${run} run, ${count('answer')} answers checked, ${skipped.length} skipped${why ? ` (${why})` : ''}${state}`;
+  });
   const all = pages.flatMap((p) => p.examples);
   console.log(
     [
       'Documentation examples:',
-      ...counts,
+      ...lines,
       `  in all: ${all.filter(runs).length} run, ${all.filter((e) => e.kind === 'answer').length} answers checked, ` +
         `${all.filter((e) => e.kind === 'skipped').length} skipped`,
     ].join('\n'),
@@ -64,23 +72,16 @@ describe('the documentation examples', () => {
     expect(problems).toEqual([]);
   });
 
-  for (const page of pages) {
-    const runnable = page.examples.filter(runs);
-    const summary = () => {
-      const answers = page.examples.filter((e) => e.kind === 'answer').length;
-      const skipped = page.examples.filter((e) => e.kind === 'skipped');
-      counts.push(
-        `  ${page.page}: ${runnable.length} run, ${answers} answers checked, ${skipped.length} skipped` +
-          (skipped.length ? ` (${skipped.map((e) => `line ${e.line}: ${e.reason}`).join('; ')})` : ''),
-      );
-    };
-    if (runnable.length === 0) {
-      it.skip(`${page.page} has no request example`, () => {});
-      summary();
-      continue;
+  it('finds the tools the examples use', async () => {
+    for (const tool of ['bash', 'curl', 'jq']) {
+      const { code } = await run('bash', ['-c', `command -v ${tool}`], os.tmpdir());
+      expect(code, `${tool} is not installed (Debian: apt-get install ${tool})`).toBe(0);
     }
+  });
+
+  for (const page of pages.filter((p) => p.examples.some(runs))) {
     it(`${page.page}: every example works as written`, { timeout: 300_000 }, async () => {
-      summary();
+      ran.add(page.page);
       await runPage(page);
     });
   }
