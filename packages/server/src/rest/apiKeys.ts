@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { createApiKey, listApiKeys, revokeApiKey } from '../domain/apiKeys.ts';
+import { createApiKey, listApiKeys, revokeApiKey, updateApiKey } from '../domain/apiKeys.ts';
 import { readJson } from '../http/errors.ts';
 import type { ActorEnv } from '../http/middleware.ts';
 import { apiKeyView } from '../http/views.ts';
@@ -12,6 +12,10 @@ export const apiKeyRoutes = new Hono<ActorEnv>()
   .get('/', async (c) => {
     const keys = await listApiKeys(c.var.actor.user.id);
     return c.json({ apiKeys: keys.map(apiKeyView) });
+  })
+  .patch('/:id', async (c) => {
+    const apiKey = await updateApiKey(c.var.actor.user.id, c.req.param('id'), await readJson(c));
+    return c.json(apiKeyView(apiKey));
   })
   .delete('/:id', async (c) => {
     await revokeApiKey(c.var.actor.user.id, c.req.param('id'));
