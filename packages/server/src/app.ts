@@ -9,7 +9,7 @@ import { type Config, migrationsDir } from './config.ts';
 import { driver } from './db/client.ts';
 import { pendingMigrations } from './db/migrate.ts';
 import { NotFoundError } from './domain/errors.ts';
-import { errorResponse, tooLarge } from './http/errors.ts';
+import { errorResponse, retryAfterHeader, tooLarge } from './http/errors.ts';
 import { metricsText } from './http/metrics.ts';
 import { requireActor } from './http/middleware.ts';
 import { adminRoutes } from './rest/admin.ts';
@@ -61,6 +61,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 export function createApp(config: Config, runtime: Runtime) {
   const app = new Hono();
   app.onError((error, c) => errorResponse(c, error));
+  app.use(retryAfterHeader);
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
