@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { type AllowOverrides, overrideAllowed, type TaskType } from '@gatehouse/rules/gate';
 import { type CatalogModel, findModel, type ModelNames, modelProblem } from '../domain/catalog.ts';
 import { DomainError, HTTP_STATUS, ValidationError } from '../domain/errors.ts';
-import type { Gate } from '../generated/prisma/client.ts';
+import type { ApiKey, Gate } from '../generated/prisma/client.ts';
 import type { ProviderConnection, ProviderRegistry } from '../providers/registry.ts';
 import { ProviderError, type Usage } from '../providers/types.ts';
 import { type AgentRoute, type RolePicker, routeAgent } from './agent.ts';
@@ -18,6 +18,7 @@ import { costOf } from './cost.ts';
 import type { SpendingLedger } from './ledger.ts';
 import { chargeAll, type Hold, type LimitScope, limits, reserveAll, scopesOf } from './limits.ts';
 import type { LogEntryData, LogWriter } from './logWriter.ts';
+import { type RateAdmission, type RateLimits, rateLimitedOf } from './rateLimits.ts';
 import { attemptOrder, type RoutingStrategy } from './routing.ts';
 import { type OpenSession, settleSession } from './sessions.ts';
 import { checkedUsage, InvalidUsage, invalidUsageNote, MAX_USD, recordableUsd } from './usage.ts';
@@ -45,6 +46,8 @@ export type TaskCaller = {
    * any provider call (clientBody.ts), where no provider request shows what the client sent.
    */
   body?: unknown;
+  /** The API key the request came with (none from a dashboard session): its limits apply too. */
+  apiKey?: ApiKey;
 };
 
 /** What every task type's request may carry besides its own fields. */
@@ -81,6 +84,7 @@ export type PipelineDeps = {
   models: ModelNames;
   logs: LogWriter;
   ledger: SpendingLedger;
+  rateLimits: RateLimits;
   attemptTimeoutMs: number;
   random?: () => number;
   /** Dynamic orchestration's router (chat.ts), where agent gates may pick a role by model. */
@@ -133,6 +137,8 @@ export type TaskKind<Request extends TaskRequestBase, Params, Answer extends Tas
    * gate reserves. An upper bound, never an estimate: a limit holds only if no bill exceeds it.
    */
   worstCase(models: string[], params: Params): number;
+  /** The prompt's tokens, counted against a tokens-per-minute limit at admission (absent: none). */
+  promptTokens?(params: Params): number | Promise<number>;
   /** One attempt; throws ProviderError. */
   attempt(input: AttemptInput<Params>): Promise<Answer>;
   /** What the answer cost; throws InvalidUsage (usage.ts) on a figure no bill can have. */
@@ -554,6 +560,7 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
     hiddenTools: [],
   };
   let held: Hold[] = [];
+  let rate: RateAdmission | null = null;
   // Until the request is routed, only the gate asked: a failure before routing charges it.
   let scopes: LimitScope[] = scopesOf(gate, gate, null, null);
   let recorded = false;
@@ -583,8 +590,13 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
     t.ignoredOverrides = plan.ignoredOverrides;
     let beforeAttempt = async (_model: string) => {};
     const reserving = scopes.some(limits);
+    if (reserving && kind.bounded) plan.params = kind.bounded(plan.params);
+    // The pipeline's own steps (the router's) were admitted with the request they serve.
+    if (!step) {
+      const limited = rateLimitedOf(scopes, caller.apiKey);
+      rate = await deps.rateLimits.admit(limited, () => kind.promptTokens?.(plan.params) ?? 0);
+    }
     if (reserving) {
-      if (kind.bounded) plan.params = kind.bounded(plan.params);
       const reservations = reservationsFor(kind, deps, scopes, t, plan);
       held = reservations.held;
       await reservations.first();
@@ -595,6 +607,7 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
     const costUsd = recordableUsd(priced.costUsd + t.failedCostUsd);
     recorded = true;
     const { spendingWarning, spendingCrossed } = await chargeAll(deps.ledger, scopes, held, costUsd);
+    await rate?.settle(priced.usage);
     const calls = kind.toolCallsOf?.(answer) ?? [];
     // Observability: the step is what the answer does, a tool it calls or a reply.
     if (gate.gateType === 'agent' && t.action === null) t.action = calls[0]?.name ?? 'respond';
@@ -640,6 +653,8 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
     if (!recorded && (held.length > 0 || t.failedCostUsd > 0)) {
       await chargeAll(deps.ledger, scopes, held, t.failedCostUsd);
     }
+    // Tokens a provider never read are given back; one that read the prompt keeps it counted.
+    if (t.attempts.length === 0) await rate?.settle({ promptTokens: 0, completionTokens: 0 });
     // A request that reached a provider counts in its session; one refused before, only its hold is let go.
     if (t.session && !recorded && (t.attempts.length > 0 || t.session.reserved > 0)) {
       await settleSession(t.session, {
