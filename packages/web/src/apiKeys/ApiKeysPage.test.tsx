@@ -80,7 +80,7 @@ describe('the API keys page', () => {
     await user.type(within(form).getByLabelText('New key name'), 'nightly batch');
     await user.type(within(form).getByLabelText('Tokens per minute'), '2.5');
     await user.click(within(form).getByRole('button', { name: 'Create key' }));
-    expect((await within(form).findByText('Must be a whole number of tokens per minute')).id).toBe(
+    expect((await within(form).findByText('must be a whole number of tokens per minute')).id).toBe(
       'newKey-rateLimitTpm-error',
     );
     expect(graphql.calls('CreateApiKey')).toEqual([]);

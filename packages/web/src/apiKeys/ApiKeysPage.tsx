@@ -222,8 +222,8 @@ function ApiKeysTable({
             <th>Key</th>
             <th>Created</th>
             <th>Last used</th>
-            <th>Rate limits</th>
             <th>Status</th>
+            <th>Rate limits</th>
             <th>
               <span className="sr-only">Actions</span>
             </th>
@@ -259,7 +259,6 @@ function ApiKeyTableRow({
         <td className="mono">{apiKey.prefix}…</td>
         <td>{formatUtc(apiKey.createdAt)}</td>
         <td>{apiKey.lastUsedAt ? formatUtc(apiKey.lastUsedAt) : <span className="muted">Never</span>}</td>
-        <td>{limitsText(apiKey)}</td>
         <td>
           {revoked && apiKey.revokedAt ? (
             <>
@@ -270,6 +269,7 @@ function ApiKeyTableRow({
             <span className="badge ok">active</span>
           )}
         </td>
+        <td>{limitsText(apiKey)}</td>
         <td className="row-actions">
           {!revoked && !editing && !confirmation.confirming && (
             <button

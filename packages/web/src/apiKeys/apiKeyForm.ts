@@ -7,7 +7,6 @@ import { issuesFromZod } from '@gatehouse/rules/issues';
 import { toNestErrors } from '@hookform/resolvers';
 import type { FieldError, Resolver } from 'react-hook-form';
 import type { z } from 'zod';
-import { sentence } from '../forms/formErrors.ts';
 
 export type ApiKeyLimitsValues = { rateLimitRpm: string; rateLimitTpm: string };
 export type NewApiKey = { name: string } & ApiKeyLimitsValues;
@@ -44,7 +43,7 @@ function resolverOf<V extends Record<string, unknown>>(
     const errors: Record<string, FieldError> = {};
     for (const issue of issuesFromZod(parsed.error)) {
       const field = issue.path in values ? issue.path : 'root.server';
-      errors[field] ??= { type: 'rules', message: sentence(issue.message) };
+      errors[field] ??= { type: 'rules', message: issue.message };
     }
     return { values: {}, errors: toNestErrors(errors, options) };
   };
