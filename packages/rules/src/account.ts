@@ -1,5 +1,6 @@
 /** Rules for accounts and API keys, shared by the API and the dashboard's forms. */
 import { z } from 'zod';
+import { rateLimitFieldSchemas } from './rateLimits.ts';
 import { isStorableText, STORABLE_TEXT_MESSAGE } from './storable.ts';
 
 /** What signing in takes: any password an account may have, checked against its hash. */
@@ -17,14 +18,29 @@ export const credentialsSchema = signInSchema.refine((c) => c.password.toLowerCa
   path: ['password'],
 });
 
-export const apiKeyCreateSchema = z.strictObject({
+/** What a key may be given; its limits apply beside those of each gate it calls. */
+export const apiKeyFieldSchemas = {
   name: z
     .string()
     .trim()
     .min(1, 'must not be empty')
     .max(100, 'must be at most 100 characters')
     .refine(isStorableText, STORABLE_TEXT_MESSAGE),
+  ...rateLimitFieldSchemas,
+};
+
+export const apiKeyCreateSchema = z.strictObject({
+  ...apiKeyFieldSchemas,
+  rateLimitRpm: apiKeyFieldSchemas.rateLimitRpm.optional(),
+  rateLimitTpm: apiKeyFieldSchemas.rateLimitTpm.optional(),
 });
+
+/** A change to a key: only what is sent changes (null lifts a limit). */
+export const apiKeyUpdateSchema = z
+  .strictObject(apiKeyFieldSchemas)
+  .partial()
+  .refine((u) => Object.keys(u).length > 0, { message: 'no API key field to update' });
+export type ApiKeyUpdate = z.output<typeof apiKeyUpdateSchema>;
 
 /** The plans an account may be on; each one's limits are the server's (domain/plans.ts). */
 export const PLAN_IDS = ['free', 'pro', 'enterprise'] as const;

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { FieldIssue } from './issues.ts';
 import { issuesFromZod } from './issues.ts';
 import { responseSchemaSizeProblem } from './jsonLimits.ts';
+import { rateLimitFieldSchemas } from './rateLimits.ts';
 import {
   hasNoProtoKey,
   isStorableJson,
@@ -212,6 +213,7 @@ export const gateFieldSchemas = {
   spendingLimit: z.number().min(0).max(LIMITS.spendingLimit).nullable(),
   spendingLimitPeriod: z.enum(SPENDING_PERIODS),
   spendingEnforcement: z.enum(SPENDING_ENFORCEMENTS),
+  ...rateLimitFieldSchemas,
   gateType: z.enum(GATE_TYPES),
   // Null on an agent gate means the default (observability; static when orchestrated).
   agentMode: z.enum(AGENT_MODES).nullable(),
@@ -271,6 +273,8 @@ export const GATE_DEFAULTS: Omit<GateSettings, 'name' | 'model' | 'taskType'> = 
   spendingLimit: null,
   spendingLimitPeriod: 'monthly',
   spendingEnforcement: 'alert_only',
+  rateLimitRpm: null,
+  rateLimitTpm: null,
   gateType: 'standard',
   ...AGENT_FIELD_UNSET,
 };

@@ -3,6 +3,7 @@ import { createDataPlane, type DataPlane } from './dataplane/chat.ts';
 import { createSqlLedger } from './dataplane/ledger.ts';
 import { LocalLedger } from './dataplane/localLedger.ts';
 import { createLogWriter, type LogWriter } from './dataplane/logWriter.ts';
+import { createRateLimits } from './dataplane/rateLimits.ts';
 import { sql } from './db/client.ts';
 import type { ArchitectDeps } from './domain/architect.ts';
 import { createModelNames, type ModelNames, modelProblem } from './domain/catalog.ts';
@@ -22,7 +23,11 @@ export type Runtime = {
   close(): Promise<void>;
 };
 
-export function createRuntime(config: Config, opts: { random?: () => number } = {}): Runtime {
+/** `random` picks round-robin's order; `clock` (milliseconds) moves the rate limits' windows. */
+export function createRuntime(
+  config: Config,
+  opts: { random?: () => number; clock?: () => number } = {},
+): Runtime {
   const providers = createProviderRegistry(config.providers);
   const models = createModelNames(providers.configured);
   // Checked before anything starts that would need closing.
@@ -35,6 +40,7 @@ export function createRuntime(config: Config, opts: { random?: () => number } = 
     models,
     logs,
     ledger,
+    rateLimits: createRateLimits(opts.clock ? { clock: opts.clock } : {}),
     attemptTimeoutMs: config.attemptTimeoutMs,
     clientBodyBytes: config.logClientBodyBytes,
     ...(opts.random && { random: opts.random }),

@@ -291,6 +291,8 @@ describe('the API key list', () => {
         'lastUsedAt',
         'name',
         'prefix',
+        'rateLimitRpm',
+        'rateLimitTpm',
         'revokedAt',
       ]);
       expect(String(apiKey.prefix)).toMatch(/^gh_/);

@@ -173,6 +173,16 @@ const BAD_VALUES: Record<string, [label: string, value: unknown][]> = {
     ['"hard"', 'hard'],
     ['null', null],
   ],
+  rateLimitRpm: [
+    ['0', 0],
+    ['1.5', 1.5],
+    ['the string "10"', '10'],
+    ['above a million', 1_000_001],
+  ],
+  rateLimitTpm: [
+    ['-1', -1],
+    ['above a billion', 1_000_000_001],
+  ],
   gateType: [
     ['"agents"', 'agents'],
     ['null', null],

@@ -1,3 +1,5 @@
+import type { ApiKey } from '../generated/prisma/client.ts';
+
 /** Who a data-plane request is for, as the pipeline and an agent gate's routing read it. */
 export type TaskCaller = {
   userId: string;
@@ -11,4 +13,6 @@ export type TaskCaller = {
    * any provider call (clientBody.ts), where no provider request shows what the client sent.
    */
   body?: unknown;
+  /** The API key the request came with (none from a dashboard session): its limits apply too. */
+  apiKey?: ApiKey;
 };

@@ -20,7 +20,7 @@ import {
 } from '../providers/types.ts';
 import type { RolePicker } from './agent.ts';
 import type { TaskCaller } from './caller.ts';
-import { boundedForReservation, costOf, estimateUsage, worstCaseCost } from './cost.ts';
+import { boundedForReservation, costOf, estimatePromptTokens, estimateUsage, worstCaseCost } from './cost.ts';
 import { mergeRequest } from './merge.ts';
 import {
   type PipelineDeps,
@@ -141,6 +141,7 @@ function chatKind(
     // The reservation assumes an output cap and a cost of tokens: what is sent is held to both.
     bounded: boundedForReservation,
     worstCase: worstCaseCost,
+    promptTokens: estimatePromptTokens,
     async attempt({ id, modelId, model, params, timing, deps, action }) {
       const adapter = deps.providers.adapter(model.provider);
       if (!adapter)

@@ -97,10 +97,17 @@ async function tokenCounter(): Promise<(text: string) => number> {
   };
 }
 
+/** Each list of texts' count, kept while the list lives (a rate limit and the price read it). */
+const textCounts = new WeakMap<string[], Promise<number>>();
+
 /** The tokens of `texts` as gpt-tokenizer (o200k) counts them: where a provider reports none. */
-export async function countTextTokens(texts: string[]): Promise<number> {
-  const count = await tokenCounter();
-  return texts.reduce((n, text) => n + count(text), 0);
+export function countTextTokens(texts: string[]): Promise<number> {
+  let counted = textCounts.get(texts);
+  if (!counted) {
+    counted = tokenCounter().then((count) => texts.reduce((n, text) => n + count(text), 0));
+    textCounts.set(texts, counted);
+  }
+  return counted;
 }
 
 /**
@@ -111,11 +118,24 @@ export function tokensBound(texts: string[]): number {
   return texts.reduce((n, text) => n + Buffer.byteLength(text), 0);
 }
 
+/** Each request's prompt count, kept while its params live: a rate limit and the price read it. */
+const promptCounts = new WeakMap<ChatParams, Promise<number>>();
+
 /**
  * The prompt tokens of a request, counted with gpt-tokenizer (o200k): exact only for OpenAI's
- * o200k models, an estimate for every other tokenizer. Images are not counted.
+ * o200k models, an estimate for every other tokenizer. Images are not counted. Counted once per
+ * params: a tokens-per-minute limit counts it at admission, and a price without usage reads it.
  */
-export async function estimatePromptTokens(params: ChatParams): Promise<number> {
+export function estimatePromptTokens(params: ChatParams): Promise<number> {
+  let counted = promptCounts.get(params);
+  if (!counted) {
+    counted = countPromptTokens(params);
+    promptCounts.set(params, counted);
+  }
+  return counted;
+}
+
+async function countPromptTokens(params: ChatParams): Promise<number> {
   const count = await tokenCounter();
   let prompt = 0;
   for (const m of params.messages) {

@@ -23,6 +23,7 @@ import { costOf } from './cost.ts';
 import type { SpendingLedger } from './ledger.ts';
 import { chargeAll, type Hold, type LimitScope, limits, reserveAll, scopesOf } from './limits.ts';
 import type { LogEntryData, LogWriter } from './logWriter.ts';
+import { type RateAdmission, type RateLimits, rateLimitedOf } from './rateLimits.ts';
 import { attemptOrder, type RoutingStrategy } from './routing.ts';
 import { type OpenSession, settleSession } from './sessions.ts';
 import { checkedUsage, InvalidUsage, invalidUsageNote, MAX_USD, recordableUsd } from './usage.ts';
@@ -63,6 +64,7 @@ export type PipelineDeps = {
   models: ModelNames;
   logs: LogWriter;
   ledger: SpendingLedger;
+  rateLimits: RateLimits;
   attemptTimeoutMs: number;
   random?: () => number;
   /** Dynamic orchestration's router (chat.ts), where agent gates may pick a role by model. */
@@ -115,6 +117,8 @@ export type TaskKind<Request extends TaskRequestBase, Params, Answer extends Tas
    * gate reserves. An upper bound, never an estimate: a limit holds only if no bill exceeds it.
    */
   worstCase(models: string[], params: Params): number;
+  /** The prompt's tokens, counted against a tokens-per-minute limit at admission (absent: none). */
+  promptTokens?(params: Params): number | Promise<number>;
   /** One attempt; throws ProviderError. */
   attempt(input: AttemptInput<Params>): Promise<Answer>;
   /** What the answer cost; throws InvalidUsage (usage.ts) on a figure no bill can have. */
@@ -559,6 +563,7 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
   };
   if (!step) tagRequest(t.id);
   let held: Hold[] = [];
+  let rate: RateAdmission | null = null;
   // Until the request is routed, only the gate asked: a failure before routing charges it.
   let scopes: LimitScope[] = scopesOf(gate, gate, null, null);
   let recorded = false;
@@ -588,8 +593,13 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
     t.ignoredOverrides = plan.ignoredOverrides;
     let beforeAttempt = async (_model: string) => {};
     const reserving = scopes.some(limits);
+    if (reserving && kind.bounded) plan.params = kind.bounded(plan.params);
+    // The pipeline's own steps (the router's) were admitted with the request they serve.
+    if (!step) {
+      const limited = rateLimitedOf(scopes, caller.apiKey);
+      rate = await deps.rateLimits.admit(limited, () => kind.promptTokens?.(plan.params) ?? 0);
+    }
     if (reserving) {
-      if (kind.bounded) plan.params = kind.bounded(plan.params);
       const reservations = reservationsFor(kind, deps, scopes, t, plan);
       held = reservations.held;
       await reservations.first();
@@ -600,6 +610,7 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
     const costUsd = recordableUsd(priced.costUsd + t.failedCostUsd);
     recorded = true;
     const { spendingWarning, spendingCrossed } = await chargeAll(deps.ledger, scopes, held, costUsd);
+    await rate?.settle(priced.usage);
     const calls = kind.toolCallsOf?.(answer) ?? [];
     // Observability: the step is what the answer does, a tool it calls or a reply.
     if (gate.gateType === 'agent' && t.action === null) t.action = calls[0]?.name ?? 'respond';
@@ -644,6 +655,8 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
     if (!recorded && (held.length > 0 || t.failedCostUsd > 0)) {
       await chargeAll(deps.ledger, scopes, held, t.failedCostUsd);
     }
+    // Tokens a provider never read are given back; one that read the prompt keeps it counted.
+    if (t.attempts.length === 0) await rate?.settle({ promptTokens: 0, completionTokens: 0 });
     // A request that reached a provider counts in its session; one refused before, only its hold is let go.
     if (t.session && !recorded && (t.attempts.length > 0 || t.session.reserved > 0)) {
       await settleSession(t.session, {

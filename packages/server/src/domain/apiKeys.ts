@@ -1,4 +1,4 @@
-import { apiKeyCreateSchema } from '@gatehouse/rules/account';
+import { apiKeyCreateSchema, apiKeyUpdateSchema } from '@gatehouse/rules/account';
 import { isUuid } from '@gatehouse/rules/ids';
 import { onChange, publish } from '../db/changes.ts';
 import { prisma } from '../db/client.ts';
@@ -19,12 +19,14 @@ const lastUsedWritten = new Map<string, number>();
 export type IssuedApiKey = { apiKey: ApiKey; key: string };
 
 export async function createApiKey(userId: string, raw: unknown): Promise<IssuedApiKey> {
-  const { name } = parseWith(apiKeyCreateSchema, raw);
+  const { name, rateLimitRpm, rateLimitTpm } = parseWith(apiKeyCreateSchema, raw);
   const key = `${API_KEY_PREFIX}${randomToken(32)}`;
   const apiKey = await prisma.apiKey.create({
     data: {
       userId,
       name,
+      rateLimitRpm: rateLimitRpm ?? null,
+      rateLimitTpm: rateLimitTpm ?? null,
       prefix: key.slice(0, VISIBLE_PREFIX_LENGTH),
       keyHash: sha256(key),
     },
@@ -35,6 +37,16 @@ export async function createApiKey(userId: string, raw: unknown): Promise<Issued
 
 export function listApiKeys(userId: string): Promise<ApiKey[]> {
   return prisma.apiKey.findMany({ where: { userId }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
+}
+
+/** Changes a key's name or limits; the next request with it is held to them. */
+export async function updateApiKey(userId: string, id: string, raw: unknown): Promise<ApiKey> {
+  const key = isUuid(id) ? await prisma.apiKey.findFirst({ where: { id, userId } }) : null;
+  if (!key) throw new NotFoundError('API key');
+  const changes = parseWith(apiKeyUpdateSchema, raw);
+  const updated = await prisma.apiKey.update({ where: { id }, data: changes });
+  keyCache.forget(key.keyHash);
+  return updated;
 }
 
 /** Revokes at once: the next request with the key is refused. Revoking twice is harmless. */

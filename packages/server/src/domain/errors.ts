@@ -103,6 +103,17 @@ export class ServiceUnavailableError extends DomainError {
   }
 }
 
+/** Too many requests or attempts for a limit: the answer says when to come back (Retry-After). */
+export class RateLimitedError extends DomainError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+    details: Record<string, unknown> = {},
+  ) {
+    super('rate_limited', message, { ...details, retryAfterSeconds });
+  }
+}
+
 /** A disabled account's sign-in, session or API key (401): its data stays, its access does not. */
 export class AccountDisabledError extends UnauthorizedError {
   constructor() {

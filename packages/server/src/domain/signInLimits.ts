@@ -20,7 +20,7 @@
  */
 import { isIPv6 } from 'node:net';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import { ConflictError, DomainError, ForbiddenError, UnauthorizedError } from './errors.ts';
+import { ConflictError, ForbiddenError, RateLimitedError, UnauthorizedError } from './errors.ts';
 
 export type SignInLimits = {
   /** Failed sign-ins one account may have from one address per window. */
@@ -31,15 +31,6 @@ export type SignInLimits = {
   accountWideFailures: number;
   windowSeconds: number;
 };
-
-export class RateLimitedError extends DomainError {
-  constructor(
-    message: string,
-    readonly retryAfterSeconds: number,
-  ) {
-    super('rate_limited', message, { retryAfterSeconds });
-  }
-}
 
 type Counters = { byAddress: RateLimiterMemory; byPair: RateLimiterMemory; byAccount: RateLimiterMemory };
 

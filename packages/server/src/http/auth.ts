@@ -6,7 +6,7 @@ import { getCookie } from 'hono/cookie';
 import { findSession } from '../domain/accounts.ts';
 import { authenticateApiKey } from '../domain/apiKeys.ts';
 import { AccountDisabledError, ForbiddenError, UnauthorizedError } from '../domain/errors.ts';
-import type { User } from '../generated/prisma/client.ts';
+import type { ApiKey, User } from '../generated/prisma/client.ts';
 
 export const SESSION_COOKIE = 'gh_session';
 
@@ -14,13 +14,21 @@ export type Actor = {
   user: User;
   via: 'api_key' | 'session';
   apiKeyId: string | null;
+  /** The key the request came with (its limits apply beside the gate's); null for a session. */
+  apiKey: ApiKey | null;
   sessionToken: string | null;
 };
 
 async function apiKeyActor(key: string): Promise<Actor> {
   const found = await authenticateApiKey(key);
   if (!found) throw new UnauthorizedError('API key is invalid or has been revoked');
-  return { user: found.user, via: 'api_key', apiKeyId: found.apiKey.id, sessionToken: null };
+  return {
+    user: found.user,
+    via: 'api_key',
+    apiKeyId: found.apiKey.id,
+    apiKey: found.apiKey,
+    sessionToken: null,
+  };
 }
 
 /**
@@ -48,7 +56,7 @@ export async function resolveActor(c: Context, opts: { csrf: 'unsafe-methods' | 
     if ((opts.csrf === 'always' || !safe) && c.req.header(CSRF_HEADER) !== session.csrfToken) {
       throw new ForbiddenError(`Missing or wrong ${CSRF_HEADER} header`);
     }
-    return { user: session.user, via: 'session', apiKeyId: null, sessionToken: token };
+    return { user: session.user, via: 'session', apiKeyId: null, apiKey: null, sessionToken: token };
   }
   throw new UnauthorizedError('Missing Authorization header: send Authorization: Bearer <API key>');
 }

@@ -13,10 +13,12 @@ export const ACTION_HEADER = 'x-gatehouse-action';
 export function callerOf(c: Context<ActorEnv>, endpoint: string, body: unknown): TaskCaller {
   const sessionKey = c.req.header(SESSION_HEADER);
   const action = c.req.header(ACTION_HEADER);
+  const { apiKey } = c.var.actor;
   return {
     userId: c.var.actor.user.id,
     endpoint,
     body,
+    ...(apiKey && { apiKey }),
     ...(sessionKey !== undefined && { sessionKey }),
     ...(action !== undefined && { action }),
   };

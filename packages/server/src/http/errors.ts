@@ -1,8 +1,8 @@
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { JSON_BODY_LIMITS, jsonTextDeepPath, jsonTextShape } from '@gatehouse/rules/jsonLimits';
-import type { Context } from 'hono';
-import { DomainError, HTTP_STATUS, ValidationError } from '../domain/errors.ts';
+import type { Context, MiddlewareHandler } from 'hono';
+import { DomainError, HTTP_STATUS, RateLimitedError, ValidationError } from '../domain/errors.ts';
 
 export function errorBody(code: string, message: string, details?: Record<string, unknown>) {
   return { error: { code, message, ...(details && { details }) } };
@@ -41,6 +41,15 @@ export function errorResponse(c: Context, error: unknown) {
   console.error('Unexpected error on', c.req.method, c.req.path, error);
   return c.json(errorBody('internal_error', 'Something went wrong on our side'), 500);
 }
+
+/**
+ * A refusal for too many requests or attempts says when to come back, in Retry-After (whole
+ * seconds, at least 1), whichever error shape its route answers in.
+ */
+export const retryAfterHeader: MiddlewareHandler = async (c, next) => {
+  await next();
+  if (c.error instanceof RateLimitedError) c.header('retry-after', String(c.error.retryAfterSeconds));
+};
 
 /** What @hono/node-server hands a route besides the web Request: the node request and response. */
 type NodeBindings = { incoming?: IncomingMessage; outgoing?: ServerResponse };

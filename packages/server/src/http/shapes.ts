@@ -40,6 +40,8 @@ export const apiKeyShape = z
     createdAt: time,
     lastUsedAt: time.nullable(),
     revokedAt: time.nullable(),
+    rateLimitRpm: z.number().int().nullable(),
+    rateLimitTpm: z.number().int().nullable(),
   })
   .meta({ id: 'ApiKey' });
 

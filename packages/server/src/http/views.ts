@@ -33,6 +33,8 @@ export function apiKeyView(key: ApiKey) {
     createdAt: key.createdAt.toISOString(),
     lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
     revokedAt: key.revokedAt?.toISOString() ?? null,
+    rateLimitRpm: key.rateLimitRpm,
+    rateLimitTpm: key.rateLimitTpm,
   };
 }
 

@@ -1,7 +1,7 @@
-import { apiKeyCreateSchema } from '@gatehouse/rules/account';
+import { apiKeyCreateSchema, apiKeyUpdateSchema } from '@gatehouse/rules/account';
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { createApiKey, listApiKeys, revokeApiKey } from '../domain/apiKeys.ts';
+import { createApiKey, listApiKeys, revokeApiKey, updateApiKey } from '../domain/apiKeys.ts';
 import { readJson } from '../http/errors.ts';
 import type { ActorEnv } from '../http/middleware.ts';
 import { describe, ERRORS } from '../http/openapi.ts';
@@ -40,6 +40,20 @@ export const apiKeyRoutes = new Hono<ActorEnv>()
     async (c) => {
       const keys = await listApiKeys(c.var.actor.user.id);
       return c.json({ apiKeys: keys.map(apiKeyView) });
+    },
+  )
+  .patch(
+    '/:id',
+    describe({
+      summary: "Change an API key's name or limits",
+      tags,
+      body: apiKeyUpdateSchema,
+      ok: { description: 'The key as it is now', schema: apiKeyShape },
+      errors: ERRORS.write,
+    }),
+    async (c) => {
+      const apiKey = await updateApiKey(c.var.actor.user.id, c.req.param('id'), await readJson(c));
+      return c.json(apiKeyView(apiKey));
     },
   )
   .delete(

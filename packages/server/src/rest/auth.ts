@@ -5,7 +5,6 @@ import { z } from 'zod';
 import type { Config } from '../config.ts';
 import { registerAccount, signIn, signOut } from '../domain/accounts.ts';
 import { UnauthorizedError, ValidationError } from '../domain/errors.ts';
-import { RateLimitedError } from '../domain/signInLimits.ts';
 import { clientAddress, resolveActor, SESSION_COOKIE } from '../http/auth.ts';
 import { isJsonContentType } from '../http/contentType.ts';
 import { readJson } from '../http/errors.ts';
@@ -26,14 +25,6 @@ async function readCredentials(c: Context): Promise<unknown> {
   }
   return readJson(c);
 }
-
-/** A refusal for too many attempts says when to come back, in Retry-After. */
-const withRetryAfter =
-  (c: Context) =>
-  (error: unknown): never => {
-    if (error instanceof RateLimitedError) c.header('retry-after', String(error.retryAfterSeconds));
-    throw error;
-  };
 
 const tags = ['Accounts'];
 
@@ -61,7 +52,7 @@ export function authRoutes(config: Config) {
       const credentials = await readCredentials(c);
       const { grant, issued } = await registerAccount(credentials, config, {
         address: clientAddress(c, config),
-      }).catch(withRetryAfter(c));
+      });
       const { apiKey, key } = issued;
       for (const cookie of sessionCookies(grant, config)) c.header('set-cookie', cookie, { append: true });
       return c.json(
@@ -86,9 +77,7 @@ export function authRoutes(config: Config) {
     }),
     async (c) => {
       const credentials = await readCredentials(c);
-      const grant = await signIn(credentials, config, { address: clientAddress(c, config) }).catch(
-        withRetryAfter(c),
-      );
+      const grant = await signIn(credentials, config, { address: clientAddress(c, config) });
       for (const cookie of sessionCookies(grant, config)) c.header('set-cookie', cookie, { append: true });
       return c.json({ user: userView(grant.user), csrfToken: grant.csrfToken, expiresAt: grant.expiresAt });
     },

@@ -119,7 +119,9 @@ export function videoRoutes(
       await startVideoJob({ id, userId, gateId: gate.id, deadline });
 
       // No client signal: a client that leaves after a 202 (or before) cancels nothing.
-      const run = dataPlane.run(videoKind, { userId, endpoint: '/v3/video', body }, gate, () => parse(body), {
+      const { apiKey } = c.var.actor;
+      const caller = { userId, endpoint: '/v3/video', body, ...(apiKey && { apiKey }) };
+      const run = dataPlane.run(videoKind, caller, gate, () => parse(body), {
         id,
         attemptTimeoutMs: opts.timeoutMs,
       });

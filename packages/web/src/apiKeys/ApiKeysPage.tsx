@@ -1,5 +1,3 @@
-import { apiKeyCreateSchema } from '@gatehouse/rules/account';
-import { zodResolver } from '@hookform/resolvers/zod';
 import { useMemo, useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { useMutation, useQuery } from 'urql';
@@ -10,7 +8,18 @@ import { formatUtc } from '../logs/format.ts';
 import { ApiKeyReveal } from '../session/ApiKeyReveal.tsx';
 import { AskButton, ConfirmRow, useConfirmation } from '../ui/Confirm.tsx';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
-import { CreateApiKeyForm, type NewApiKey } from './CreateApiKeyForm.tsx';
+import {
+  type ApiKeyLimitsValues,
+  limitsInput,
+  limitsResolver,
+  limitsText,
+  limitsToForm,
+  type NewApiKey,
+  newApiKeyInput,
+  newApiKeyResolver,
+  noLimits,
+} from './apiKeyForm.ts';
+import { CreateApiKeyForm, LimitFields } from './CreateApiKeyForm.tsx';
 
 const ApiKeysQuery = graphql(`
   query ApiKeys {
@@ -21,14 +30,16 @@ const ApiKeysQuery = graphql(`
       createdAt
       lastUsedAt
       revokedAt
+      rateLimitRpm
+      rateLimitTpm
     }
   }
 `);
 
 const CreateApiKeyMutation = graphql(
   `
-  mutation CreateApiKey($name: String!) {
-    createApiKey(name: $name) {
+  mutation CreateApiKey($name: String!, $rateLimitRpm: Int, $rateLimitTpm: Int) {
+    createApiKey(name: $name, rateLimitRpm: $rateLimitRpm, rateLimitTpm: $rateLimitTpm) {
       __typename
       ... on MutationCreateApiKeySuccess {
         data {
@@ -37,6 +48,25 @@ const CreateApiKeyMutation = graphql(
             id
             name
           }
+        }
+      }
+      ...MutationErrorFields
+    }
+  }
+`,
+  [MutationErrorFields],
+);
+
+const UpdateApiKeyLimitsMutation = graphql(
+  `
+  mutation UpdateApiKeyLimits($id: ID!, $input: ApiKeyInput!) {
+    updateApiKey(id: $id, input: $input) {
+      __typename
+      ... on MutationUpdateApiKeySuccess {
+        data {
+          id
+          rateLimitRpm
+          rateLimitTpm
         }
       }
       ...MutationErrorFields
@@ -66,7 +96,16 @@ const RevokeApiKeyMutation = graphql(
 
 type ApiKeyRow = ResultOf<typeof ApiKeysQuery>['apiKeys'][number];
 
-/** The account's API keys: issue one (its secret shown once), see when each was used, revoke. */
+/** Saves a key's limits: null when saved, else the issues to show (on their fields, or above). */
+type SaveLimits = (
+  id: string,
+  values: ApiKeyLimitsValues,
+) => Promise<{ path: string; message: string }[] | null>;
+
+/**
+ * The account's API keys: issue one (its secret shown once), see when each was used, set its
+ * rate limits, revoke.
+ */
 export function ApiKeysPage() {
   // An empty answer names no ApiKey type: say it, so issuing or revoking a key refreshes the list.
   const context = useMemo(() => ({ additionalTypenames: ['ApiKey'] }), []);
@@ -77,11 +116,12 @@ export function ApiKeysPage() {
   });
   const [, createApiKey] = useMutation(CreateApiKeyMutation);
   const [, revokeApiKey] = useMutation(RevokeApiKeyMutation);
-  const form = useForm<NewApiKey>({ defaultValues: { name: '' }, resolver: zodResolver(apiKeyCreateSchema) });
+  const [, updateApiKey] = useMutation(UpdateApiKeyLimitsMutation);
+  const form = useForm<NewApiKey>({ defaultValues: { name: '', ...noLimits }, resolver: newApiKeyResolver });
   const [issued, setIssued] = useState<{ key: string; name: string } | null>(null);
 
-  const onCreate = async ({ name }: NewApiKey) => {
-    const result = await createApiKey({ name }, context);
+  const onCreate = async (values: NewApiKey) => {
+    const result = await createApiKey(newApiKeyInput(values), context);
     const outcome = result.data?.createApiKey;
     if (outcome?.__typename === 'MutationCreateApiKeySuccess') {
       setIssued({ key: outcome.data.key, name: outcome.data.apiKey.name });
@@ -90,9 +130,24 @@ export function ApiKeysPage() {
     }
     showMutationErrors(form, outcome, {
       fieldOf: (issue) =>
-        issue.path === 'name' ? { field: 'name', message: sentence(issue.message) } : null,
+        issue.path === 'name' || issue.path === 'rateLimitRpm' || issue.path === 'rateLimitTpm'
+          ? { field: issue.path, message: sentence(issue.message) }
+          : null,
       unanswered: result.error?.message ?? 'The key could not be created; try again.',
     });
+  };
+
+  const onSaveLimits: SaveLimits = async (id, values) => {
+    const result = await updateApiKey({ id, input: limitsInput(values) }, context);
+    const outcome = result.data?.updateApiKey;
+    if (outcome?.__typename === 'MutationUpdateApiKeySuccess') return null;
+    if (outcome?.__typename === 'ValidationError') return [...(outcome.issues ?? [])];
+    return [
+      {
+        path: '',
+        message: outcome?.message ?? result.error?.message ?? 'The limits could not be saved; try again.',
+      },
+    ];
   };
 
   const onRevoke = async (id: string): Promise<string | null> => {
@@ -141,7 +196,9 @@ export function ApiKeysPage() {
           <p className="muted">Create one above to call your gates.</p>
         </div>
       )}
-      {keys && keys.length > 0 && <ApiKeysTable keys={keys} onRevoke={onRevoke} />}
+      {keys && keys.length > 0 && (
+        <ApiKeysTable keys={keys} onRevoke={onRevoke} onSaveLimits={onSaveLimits} />
+      )}
       <p className="muted small">Last use is recorded at most once a minute per key.</p>
     </section>
   );
@@ -150,9 +207,11 @@ export function ApiKeysPage() {
 function ApiKeysTable({
   keys,
   onRevoke,
+  onSaveLimits,
 }: {
   keys: ApiKeyRow[];
   onRevoke: (id: string) => Promise<string | null>;
+  onSaveLimits: SaveLimits;
 }) {
   return (
     <div className="table-wrap">
@@ -164,6 +223,7 @@ function ApiKeysTable({
             <th>Created</th>
             <th>Last used</th>
             <th>Status</th>
+            <th>Rate limits</th>
             <th>
               <span className="sr-only">Actions</span>
             </th>
@@ -171,7 +231,7 @@ function ApiKeysTable({
         </thead>
         <tbody>
           {keys.map((apiKey) => (
-            <ApiKeyTableRow key={apiKey.id} apiKey={apiKey} onRevoke={onRevoke} />
+            <ApiKeyTableRow key={apiKey.id} apiKey={apiKey} onRevoke={onRevoke} onSaveLimits={onSaveLimits} />
           ))}
         </tbody>
       </table>
@@ -182,11 +242,14 @@ function ApiKeysTable({
 function ApiKeyTableRow({
   apiKey,
   onRevoke,
+  onSaveLimits,
 }: {
   apiKey: ApiKeyRow;
   onRevoke: (id: string) => Promise<string | null>;
+  onSaveLimits: SaveLimits;
 }) {
   const confirmation = useConfirmation(() => onRevoke(apiKey.id));
+  const [editing, setEditing] = useState(false);
   const revoked = apiKey.revokedAt !== null;
 
   return (
@@ -206,12 +269,30 @@ function ApiKeyTableRow({
             <span className="badge ok">active</span>
           )}
         </td>
+        <td>{limitsText(apiKey)}</td>
         <td className="row-actions">
-          {!revoked && <AskButton confirmation={confirmation}>Revoke</AskButton>}
+          {!revoked && !editing && !confirmation.confirming && (
+            <button
+              type="button"
+              className="button subtle"
+              aria-label={`Edit the rate limits of ${apiKey.name}`}
+              onClick={() => setEditing(true)}
+            >
+              Limits
+            </button>
+          )}
+          {!revoked && !editing && <AskButton confirmation={confirmation}>Revoke</AskButton>}
         </td>
       </tr>
+      {editing && (
+        <tr>
+          <td colSpan={7}>
+            <LimitsForm apiKey={apiKey} onSave={onSaveLimits} onDone={() => setEditing(false)} />
+          </td>
+        </tr>
+      )}
       <ConfirmRow
-        columns={6}
+        columns={7}
         confirmation={confirmation}
         label={`Revoke ${apiKey.name}`}
         question={
@@ -224,5 +305,54 @@ function ApiKeyTableRow({
         busyAction="Revoking…"
       />
     </>
+  );
+}
+
+/** A key's requests and tokens per minute, saved together; closes once saved. */
+function LimitsForm({
+  apiKey,
+  onSave,
+  onDone,
+}: {
+  apiKey: ApiKeyRow;
+  onSave: SaveLimits;
+  onDone: () => void;
+}) {
+  const form = useForm<ApiKeyLimitsValues>({ defaultValues: limitsToForm(apiKey), resolver: limitsResolver });
+  const { register, handleSubmit, formState, setError } = form;
+  const { errors, isSubmitting } = formState;
+  const onSubmit = async (values: ApiKeyLimitsValues) => {
+    const issues = await onSave(apiKey.id, values);
+    if (!issues) return onDone();
+    for (const issue of issues) {
+      const field =
+        issue.path === 'rateLimitRpm' || issue.path === 'rateLimitTpm' ? issue.path : 'root.server';
+      setError(field, { type: 'server', message: sentence(issue.message) });
+    }
+  };
+  return (
+    <form
+      className="inline-form"
+      aria-label={`Rate limits of ${apiKey.name}`}
+      onSubmit={handleSubmit(onSubmit)}
+      noValidate
+    >
+      {errors.root?.server && (
+        <div className="banner error" role="alert">
+          {errors.root.server.message}
+        </div>
+      )}
+      <div className="row">
+        <LimitFields register={register} errors={errors} idPrefix={`key-${apiKey.id}`} />
+      </div>
+      <div className="actions">
+        <button type="button" className="button subtle" onClick={onDone} disabled={isSubmitting}>
+          Cancel
+        </button>
+        <button type="submit" className="button primary" disabled={isSubmitting}>
+          {isSubmitting ? 'Saving…' : 'Save limits'}
+        </button>
+      </div>
+    </form>
   );
 }

@@ -1,9 +1,56 @@
-import type { UseFormReturn } from 'react-hook-form';
+import { RATE_LIMITS } from '@gatehouse/rules/rateLimits';
+import type { FieldErrors, UseFormRegister, UseFormReturn } from 'react-hook-form';
+import { formatCount } from '../logs/format.ts';
 import { Field } from '../ui/Field.tsx';
+import type { ApiKeyLimitsValues, NewApiKey } from './apiKeyForm.ts';
 
-export type NewApiKey = { name: string };
+export type { NewApiKey } from './apiKeyForm.ts';
 
-/** Names a new key; the page around it issues the key and shows it once. */
+/** A key's requests and tokens per minute; `idPrefix` keeps the ids of several forms apart. */
+export function LimitFields<V extends ApiKeyLimitsValues>({
+  register,
+  errors,
+  idPrefix,
+}: {
+  register: UseFormRegister<V>;
+  errors: FieldErrors<ApiKeyLimitsValues>;
+  idPrefix: string;
+}) {
+  const fields = [
+    {
+      name: 'rateLimitRpm',
+      label: 'Requests per minute',
+      hint: `1 to ${formatCount(RATE_LIMITS.rateLimitRpm)}; blank: no limit.`,
+    },
+    {
+      name: 'rateLimitTpm',
+      label: 'Tokens per minute',
+      hint: `1 to ${formatCount(RATE_LIMITS.rateLimitTpm)}; blank: no limit.`,
+    },
+  ] as const;
+  return (
+    <>
+      {fields.map(({ name, label, hint }) => {
+        const id = `${idPrefix}-${name}`;
+        const error = errors[name];
+        return (
+          <Field key={name} label={label} htmlFor={id} error={error} hint={hint}>
+            <input
+              id={id}
+              inputMode="numeric"
+              autoComplete="off"
+              aria-invalid={error ? true : undefined}
+              aria-describedby={error ? `${id}-error` : undefined}
+              {...register(name as Parameters<UseFormRegister<V>>[0])}
+            />
+          </Field>
+        );
+      })}
+    </>
+  );
+}
+
+/** Names a new key and its limits; the page around it issues the key and shows it once. */
 export function CreateApiKeyForm({
   form,
   onSubmit,
@@ -39,6 +86,9 @@ export function CreateApiKeyForm({
           </button>
         </div>
       </Field>
+      <div className="row">
+        <LimitFields register={register} errors={errors} idPrefix="newKey" />
+      </div>
     </form>
   );
 }

@@ -196,6 +196,28 @@ describe('the gate page form', () => {
     expect(graphql.inputs()).toHaveLength(1);
   });
 
+  it('sends rate limits as whole numbers, a cleared one as null, and refuses 0 on its field', async () => {
+    const user = userEvent.setup();
+    const gate = storedGate({ rateLimitTpm: 90000 });
+    const graphql = fakeGraphQL(gate, saved(gate));
+    await renderGatePage(graphql, '?tab=spending');
+
+    const rpm = screen.getByLabelText('Requests per minute');
+    await user.type(rpm, '0');
+    await user.click(screen.getByRole('button', { name: 'Save changes' }));
+    expect((await screen.findByText('Must be at least 1 request per minute (null for no limit)')).id).toBe(
+      'rateLimitRpm-error',
+    );
+    expect(graphql.inputs()).toEqual([]);
+
+    await user.clear(rpm);
+    await user.type(rpm, '600');
+    await user.clear(screen.getByLabelText('Tokens per minute'));
+    await user.click(screen.getByRole('button', { name: 'Save changes' }));
+    await screen.findByText('Saved 2 changes.');
+    expect(graphql.inputs()).toEqual([{ rateLimitRpm: 600, rateLimitTpm: null }]);
+  });
+
   it('shows a JSON schema that does not parse as you type, and does not send it', async () => {
     const user = userEvent.setup();
     const graphql = fakeGraphQL(storedGate(), saved(storedGate()));

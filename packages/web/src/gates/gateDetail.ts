@@ -37,6 +37,8 @@ export const GateDetail = graphql(`
     spendingPeriodStart
     spendingResetsAt
     spendingStatus
+    rateLimitRpm
+    rateLimitTpm
     gateType
     agentMode
     orchestration

@@ -79,6 +79,8 @@ export type GateFormValues = {
   spendingLimit: string;
   spendingLimitPeriod: (typeof SPENDING_PERIODS)[number];
   spendingEnforcement: (typeof SPENDING_ENFORCEMENTS)[number];
+  rateLimitRpm: string;
+  rateLimitTpm: string;
   gateType: (typeof GATE_TYPES)[number];
   agentMode: (typeof AGENT_MODES)[number];
   orchestration: (typeof ORCHESTRATIONS)[number];
@@ -122,6 +124,8 @@ export const emptyGateForm: GateFormValues = {
   spendingLimit: '',
   spendingLimitPeriod: GATE_DEFAULTS.spendingLimitPeriod,
   spendingEnforcement: GATE_DEFAULTS.spendingEnforcement,
+  rateLimitRpm: '',
+  rateLimitTpm: '',
   gateType: GATE_DEFAULTS.gateType,
   agentMode: 'observability',
   orchestration: 'static',
@@ -159,6 +163,8 @@ const NUMBER_FIELDS = [
   'maxCostPer1kTokens',
   'maxLatencyMs',
   'spendingLimit',
+  'rateLimitRpm',
+  'rateLimitTpm',
   'sessionSpendingLimit',
   'maxRequestsPerSession',
 ] as const;

@@ -31,6 +31,8 @@ export const storedSettings = {
   spendingLimit: null,
   spendingLimitPeriod: 'MONTHLY',
   spendingEnforcement: 'ALERT_ONLY',
+  rateLimitRpm: null,
+  rateLimitTpm: null,
   gateType: 'STANDARD',
   agentMode: null,
   orchestration: null,

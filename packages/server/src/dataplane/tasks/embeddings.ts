@@ -66,6 +66,7 @@ export const embeddingsKind: TaskKind<EmbeddingsRequest, EmbeddingParams, Embedd
     return { model, params, ignoredOverrides };
   },
   worstCase: (models, params) => tokensBound(params.input) * dearestInputPerToken(models),
+  promptTokens: (params) => countTextTokens(params.input),
   attempt: (a) => embed(connectionFor(a), a.model.providerModel, a.params, a.timing.signal),
   async price(_model, modelId, params, answer) {
     const reported = answer.promptTokens;

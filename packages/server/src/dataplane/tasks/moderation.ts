@@ -52,6 +52,7 @@ export const moderationKind: TaskKind<ModerationRequest, ModerationParams, Moder
     return { model, params: { input: request.input }, ignoredOverrides };
   },
   worstCase: (models, params) => tokensBound(params.input) * dearestInputPerToken(models),
+  promptTokens: (params) => countTextTokens(params.input),
   attempt: (a) => moderate(connectionFor(a), a.model.providerModel, a.params, a.timing.signal),
   async price(_model, modelId, params, answer) {
     const reported = answer.promptTokens;

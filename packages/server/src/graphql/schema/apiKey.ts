@@ -1,4 +1,10 @@
-import { createApiKey, type IssuedApiKey, listApiKeys, revokeApiKey } from '../../domain/apiKeys.ts';
+import {
+  createApiKey,
+  type IssuedApiKey,
+  listApiKeys,
+  revokeApiKey,
+  updateApiKey,
+} from '../../domain/apiKeys.ts';
 import { NotFoundError, ValidationError } from '../../domain/errors.ts';
 import { builder } from '../builder.ts';
 import { requireActor } from '../context.ts';
@@ -11,6 +17,23 @@ export const ApiKeyRef = builder.prismaObject('ApiKey', {
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     lastUsedAt: t.expose('lastUsedAt', { type: 'DateTime', nullable: true }),
     revokedAt: t.expose('revokedAt', { type: 'DateTime', nullable: true }),
+    rateLimitRpm: t.exposeInt('rateLimitRpm', {
+      nullable: true,
+      description: "Requests per minute with this key, beside each gate's own limit; null is no limit",
+    }),
+    rateLimitTpm: t.exposeInt('rateLimitTpm', {
+      nullable: true,
+      description: "Tokens per minute with this key, beside each gate's own limit; null is no limit",
+    }),
+  }),
+});
+
+/** A key's settings; on update, send only what changes (null lifts a limit). */
+const ApiKeyInput = builder.inputType('ApiKeyInput', {
+  fields: (t) => ({
+    name: t.string(),
+    rateLimitRpm: t.int(),
+    rateLimitTpm: t.int(),
   }),
 });
 
@@ -32,8 +55,18 @@ builder.mutationFields((t) => ({
   createApiKey: t.field({
     type: CreatedApiKeyRef,
     errors: { types: [ValidationError] },
-    args: { name: t.arg.string({ required: true }) },
+    args: {
+      name: t.arg.string({ required: true }),
+      rateLimitRpm: t.arg.int(),
+      rateLimitTpm: t.arg.int(),
+    },
     resolve: (_root, args, ctx) => createApiKey(requireActor(ctx).user.id, args),
+  }),
+  updateApiKey: t.field({
+    type: ApiKeyRef,
+    errors: { types: [ValidationError, NotFoundError] },
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: ApiKeyInput, required: true }) },
+    resolve: (_root, { id, input }, ctx) => updateApiKey(requireActor(ctx).user.id, String(id), input),
   }),
   revokeApiKey: t.field({
     type: ApiKeyRef,

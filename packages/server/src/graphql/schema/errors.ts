@@ -5,11 +5,11 @@ import {
   ForbiddenError,
   NotFoundError,
   PlanLimitError,
+  RateLimitedError,
   ServiceUnavailableError,
   UnauthorizedError,
   ValidationError,
 } from '../../domain/errors.ts';
-import { RateLimitedError } from '../../domain/signInLimits.ts';
 import { builder } from '../builder.ts';
 
 export const ErrorInterface = builder.interfaceRef<DomainError>('Error').implement({

@@ -137,6 +137,15 @@ export const GateRef = builder.prismaObject('Gate', {
       description: 'SUSPENDED: requests get 402 until the limit is raised or lifted, or the period resets',
       resolve: (g, _args, ctx) => state(g, ctx).spendingStatus,
     }),
+    rateLimitRpm: t.exposeInt('rateLimitRpm', {
+      nullable: true,
+      description: 'Requests per minute over a sliding window; null is no limit',
+    }),
+    rateLimitTpm: t.exposeInt('rateLimitTpm', {
+      nullable: true,
+      description:
+        'Tokens per minute over a sliding window (prompt tokens counted at admission, completion tokens after the answer); null is no limit',
+    }),
     gateType: t.expose('gateType', { type: GateType }),
     agentMode: t.expose('agentMode', {
       type: AgentMode,
@@ -201,6 +210,8 @@ const GateInput = builder.inputType('GateInput', {
     spendingLimit: t.float(),
     spendingLimitPeriod: t.field({ type: SpendingPeriod }),
     spendingEnforcement: t.field({ type: SpendingEnforcement }),
+    rateLimitRpm: t.int(),
+    rateLimitTpm: t.int(),
     gateType: t.field({ type: GateType }),
     agentMode: t.field({ type: AgentMode }),
     orchestration: t.field({ type: Orchestration }),

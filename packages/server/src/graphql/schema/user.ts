@@ -4,12 +4,12 @@ import { noAccountYet, registerAccount, signIn, signOut, signupOpen } from '../.
 import {
   ConflictError,
   ForbiddenError,
+  RateLimitedError,
   ServiceUnavailableError,
   UnauthorizedError,
   ValidationError,
 } from '../../domain/errors.ts';
 import { PLANS, type Plan, planOf } from '../../domain/plans.ts';
-import { RateLimitedError } from '../../domain/signInLimits.ts';
 import { clearedSessionCookies, sessionCookies } from '../../http/session.ts';
 import { builder } from '../builder.ts';
 import { refuseForgedRequest } from '../context.ts';

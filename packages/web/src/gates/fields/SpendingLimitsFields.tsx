@@ -1,5 +1,9 @@
-/** The Spending Limits tab: how much the gate may spend per period, and what happens at the limit. */
+/**
+ * The Spending Limits tab: how much the gate may spend per period, and what happens at the limit;
+ * and how many requests and tokens it takes per minute.
+ */
 import { LIMITS, SPENDING_ENFORCEMENTS, SPENDING_PERIODS } from '@gatehouse/rules/gate';
+import { RATE_LIMITS } from '@gatehouse/rules/rateLimits';
 import type { ReactNode } from 'react';
 import { formatCount } from '../../logs/format.ts';
 import { Field } from '../../ui/Field.tsx';
@@ -15,7 +19,10 @@ const enforcementLabels: Record<GateFormValues['spendingEnforcement'], string> =
   block: 'Block (HTTP 402)',
 };
 
-/** The limit, its period and its enforcement; the gate page puts the spending so far below them. */
+/**
+ * The limit, its period and its enforcement, then the rate limits; the gate page puts the
+ * spending so far below them.
+ */
 export function SpendingFields({ form, children }: { form: GateFormApi; children?: ReactNode }) {
   const { register, formState } = form;
   const { errors } = formState;
@@ -57,6 +64,24 @@ export function SpendingFields({ form, children }: { form: GateFormApi; children
             ))}
           </select>
         </Field>
+      </div>
+      <div className="row">
+        <NumberField
+          form={form}
+          name="rateLimitRpm"
+          label="Requests per minute"
+          hint={`Over any 60 seconds, 1 to ${formatCount(RATE_LIMITS.rateLimitRpm)}; more get HTTP 429. Blank: no limit.`}
+          step="1"
+          min={1}
+        />
+        <NumberField
+          form={form}
+          name="rateLimitTpm"
+          label="Tokens per minute"
+          hint={`Prompt and completion tokens over any 60 seconds, 1 to ${formatCount(RATE_LIMITS.rateLimitTpm)}. Blank: no limit.`}
+          step="1"
+          min={1}
+        />
       </div>
       {children}
     </>

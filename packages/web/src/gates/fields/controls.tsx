@@ -68,6 +68,8 @@ export function NumberField({
     | 'maxCostPer1kTokens'
     | 'maxLatencyMs'
     | 'spendingLimit'
+    | 'rateLimitRpm'
+    | 'rateLimitTpm'
   >;
   label: string;
   hint: ReactNode;
