@@ -50,6 +50,16 @@ const envSchema = z.object({
     .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
     .optional()
     .or(z.literal('').transform(() => undefined)),
+  // Every Redis key starts with it (as a hash tag): several gateways may share one Redis.
+  GATEHOUSE_REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'must be 1 to 64 letters, digits, _ . : or -')
+    .default('gatehouse'),
+  // A spending reservation's lease: a dead process's holds are let go within it (and a sixth).
+  GATEHOUSE_LEASE_SECONDS: z.coerce.number().int().min(1).max(600).default(30),
+  // After Redis restarted empty, block-limited requests wait this long for every process to hold
+  // its requests under way again.
+  GATEHOUSE_REDIS_FENCE_MS: z.coerce.number().int().min(0).max(60_000).default(3_000),
   GATEHOUSE_OPEN_SIGNUP: flag,
   // Empty counts as unset, as the shell leaves `VAR=` unset in effect.
   GATEHOUSE_DEFAULT_PLAN: z.preprocess(
@@ -162,6 +172,7 @@ export type Config = {
    * notifications across processes. Unset: one process's memory and PostgreSQL do it all.
    */
   redisUrl: string | undefined;
+  redis: { prefix: string; leaseMs: number; fenceMs: number };
   openSignup: boolean;
   /** The plan of every account after the first (the first, the admin's, is enterprise). */
   defaultPlan: PlanId;
@@ -238,6 +249,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: e.DATABASE_URL,
     preparedStatements: e.GATEHOUSE_PG_PREPARE,
     redisUrl: e.REDIS_URL,
+    redis: {
+      prefix: e.GATEHOUSE_REDIS_PREFIX,
+      leaseMs: e.GATEHOUSE_LEASE_SECONDS * 1000,
+      fenceMs: e.GATEHOUSE_REDIS_FENCE_MS,
+    },
     openSignup: e.GATEHOUSE_OPEN_SIGNUP,
     defaultPlan: e.GATEHOUSE_DEFAULT_PLAN,
     secureCookies: e.GATEHOUSE_SECURE_COOKIES,

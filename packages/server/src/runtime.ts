@@ -3,7 +3,9 @@ import { createDataPlane, type DataPlane } from './dataplane/chat.ts';
 import { createSqlLedger } from './dataplane/ledger.ts';
 import { LocalLedger } from './dataplane/localLedger.ts';
 import { createLogWriter, type LogWriter } from './dataplane/logWriter.ts';
+import { RedisLedger } from './dataplane/redisLedger.ts';
 import { sql } from './db/client.ts';
+import { redis } from './db/redis.ts';
 import type { ArchitectDeps } from './domain/architect.ts';
 import { createModelNames, type ModelNames, modelProblem } from './domain/catalog.ts';
 import type { SpendingCounters } from './domain/spending.ts';
@@ -28,8 +30,15 @@ export function createRuntime(config: Config, opts: { random?: () => number } = 
   // Checked before anything starts that would need closing.
   const architectModel = architectModelOf(config.architect.model, models);
   const logs = createLogWriter();
-  // The embedded database belongs to this process alone, so spending can be decided in memory.
-  const ledger = sql().kind === 'pglite' ? new LocalLedger() : createSqlLedger();
+  // Redis, shared by every process, decides spending for all of them; without it, the embedded
+  // database belongs to this process alone, so spending can be decided in memory, and PostgreSQL
+  // decides it row by row.
+  const shared = redis();
+  const ledger = shared
+    ? new RedisLedger(shared, config.redis)
+    : sql().kind === 'pglite'
+      ? new LocalLedger()
+      : createSqlLedger();
   const dataPlane = createDataPlane({
     providers,
     models,
