@@ -8,10 +8,12 @@
  * - Reservations are leases: each process renews the leases of its requests under way; one whose
  *   process died expires and any process's sweeper lets go of what it held. A settlement that
  *   arrives after its lease expired still charges what was spent, once (a marker per reservation).
- * - PostgreSQL stays the durable ledger: a settlement puts its gate charges on a Redis stream in
- *   the same script, and every process drains the stream into PostgreSQL in batches, idempotent
- *   by reservation id (spending_settlements), so a process that dies leaves its settlements for
- *   the others. Sessions are written by settleSession, as without Redis.
+ * - PostgreSQL stays the durable ledger: the settling process writes its gate charges there at
+ *   once, many settlements a statement, idempotent by reservation id (spending_settlements). The
+ *   settlement script also puts them on a Redis stream, which the process clears once they are
+ *   written; what a dead process left there is written by the others after STREAM_GRACE_MS. A
+ *   Redis restart loses the stream but not the processes' own copies. Sessions are written by
+ *   settleSession, as without Redis.
  * - Counters missing from Redis (a restart: Redis keeps nothing on disk) are loaded from
  *   PostgreSQL when first needed. After a restart, block-limited requests are refused for a short
  *   fence while the processes hold their requests under way again.
@@ -101,7 +103,7 @@ if actual > 0 then
   for i = 5, #KEYS do redis.call('HINCRBY', KEYS[i], 's', actual) end
 end
 redis.call('SET', KEYS[3], '1', 'EX', tonumber(ARGV[3]))
-if ARGV[4] ~= '' then redis.call('XADD', KEYS[4], '*', 'r', ARGV[1], 'e', ARGV[4]) end
+if ARGV[4] ~= '' then return {'ok', redis.call('XADD', KEYS[4], '*', 'e', ARGV[4])} end
 return {'ok'}`;
 
 // A lease renewed, or, when Redis lost it (a restart), the hold made again without a check: the
@@ -153,7 +155,8 @@ return 1`;
 const DONE_TTL_S = 2 * 86_400;
 /** A counter not touched for this long is dropped; PostgreSQL has it. Longer than any period. */
 const COUNTER_TTL_S = 40 * 86_400;
-const GROUP = 'drain';
+/** A settlement left on the stream this long was not written by its process: another writes it. */
+const STREAM_GRACE_MS = 10_000;
 
 type Entry = { r: string; g: string; p: string; a: string };
 
@@ -206,8 +209,10 @@ export class RedisLedger implements SpendingLedger {
   /** Settlements Redis could not take yet, retried until it can. */
   private readonly pending = new Map<string, { reservation: ScopedReservation; actual: number }>();
   private readonly timers: NodeJS.Timeout[] = [];
-  private draining: Promise<void> | null = null;
-  private drainFailing = false;
+  /** Gate charges settled in Redis, to be written to PostgreSQL (keyed by their stream id). */
+  private readonly unwritten = new Map<string, Entry[]>();
+  private writing: Promise<void> | null = null;
+  private writeFailing = false;
   private closed = false;
 
   constructor(
@@ -224,24 +229,16 @@ export class RedisLedger implements SpendingLedger {
     };
     every(Math.max(100, Math.floor(opts.leaseMs / 3)), () => this.renew());
     every(Math.max(100, Math.floor(opts.leaseMs / 6)), () => this.sweep());
-    every(100, () =>
-      this.drain().then(
-        () => {
-          if (this.drainFailing) console.error('spending: writing settlements to the database again');
-          this.drainFailing = false;
-        },
-        (error) => {
-          if (!this.drainFailing)
-            console.error('spending: cannot write settlements to the database; they wait in Redis', error);
-          this.drainFailing = true;
-        },
-      ),
-    );
+    every(STREAM_GRACE_MS / 2, () => this.writeLeftovers());
     every(500, () => this.retryPending());
-    // Redis back (perhaps empty, after a restart): hold the requests under way again at once.
+    // Redis back (perhaps empty, after a restart): what it took before is written to PostgreSQL
+    // first (counters it lost are loaded from there), then the requests under way are held again.
     redis.on('ready', () => {
-      void this.renew().catch(() => {});
-      void this.retryPending().catch(() => {});
+      void this.write()
+        .catch(() => {})
+        .then(() => this.renew())
+        .then(() => this.retryPending())
+        .catch(() => {});
     });
   }
 
@@ -340,6 +337,10 @@ export class RedisLedger implements SpendingLedger {
         throw new Error(`spending: unexpected answer from Redis: ${result.join(' ')}`);
       this.inFlight.delete(r.id);
       this.pending.delete(r.id);
+      if (result[1]) {
+        this.unwritten.set(result[1], entries);
+        void this.write().catch(() => {});
+      }
       return;
     }
   }
@@ -356,12 +357,10 @@ export class RedisLedger implements SpendingLedger {
     return this.sqlLedger.settingsChanged(gateId);
   }
 
-  /** Settlements Redis took are in PostgreSQL (this process's and any other's it drained). */
+  /** This process's settlements are in PostgreSQL. */
   async settled(): Promise<void> {
     await this.retryPending();
-    await this.drain();
-    // A drain already under way may have read before the last settlement: once more.
-    await this.drain();
+    await this.write();
     await this.sqlLedger.settled();
   }
 
@@ -436,59 +435,53 @@ export class RedisLedger implements SpendingLedger {
     }
   }
 
-  /** Writes settled gate charges from the stream to PostgreSQL, then acknowledges them. */
-  drain(): Promise<void> {
-    this.draining ??= this.drainOnce().finally(() => {
-      this.draining = null;
+  /**
+   * Writes this process's settled gate charges to PostgreSQL, all that wait in one statement,
+   * then clears them from the stream. Group commit: a call while a write runs joins the next.
+   */
+  private write(): Promise<void> {
+    const next = (this.writing ?? Promise.resolve()).catch(() => {}).then(() => this.writeOnce());
+    this.writing = next.finally(() => {
+      if (this.writing === next) this.writing = null;
     });
-    return this.draining;
+    return next;
   }
 
-  private async drainOnce(): Promise<void> {
-    if (this.redis.status !== 'ready') return;
-    const stream = this.k('outbox');
-    let read: [string, [string, string[]][]][] | null;
+  private async writeOnce(): Promise<void> {
+    if (this.unwritten.size === 0) return;
+    const batch = [...this.unwritten];
     try {
-      // Entries another process read and never acknowledged (it died) come back after 30 s.
-      const [, claimed] = (await this.redis.xautoclaim(
-        stream,
-        GROUP,
-        this.consumer,
-        30_000,
-        '0-0',
-        'COUNT',
-        500,
-      )) as [string, [string, string[]][]];
-      if (claimed.length > 0) await this.apply(stream, claimed);
-      read = (await this.redis.xreadgroup(
-        'GROUP',
-        GROUP,
-        this.consumer,
-        'COUNT',
-        1000,
-        'STREAMS',
-        stream,
-        '>',
-      )) as [string, [string, string[]][]][] | null;
+      await sql().query(APPLY, [JSON.stringify(batch.flatMap(([, entries]) => entries))]);
     } catch (error) {
-      if (!String((error as Error).message).includes('NOGROUP')) throw error;
-      await this.redis.xgroup('CREATE', stream, GROUP, '0', 'MKSTREAM').catch(() => {});
-      return;
+      if (!this.writeFailing)
+        console.error('spending: cannot write settlements to the database; retrying', error);
+      this.writeFailing = true;
+      setTimeout(() => void this.write().catch(() => {}), 1_000).unref();
+      throw error;
     }
-    const messages = read?.[0]?.[1] ?? [];
-    if (messages.length > 0) await this.apply(stream, messages);
+    if (this.writeFailing) console.error('spending: writing settlements to the database again');
+    this.writeFailing = false;
+    for (const [id] of batch) this.unwritten.delete(id);
+    // Written: the stream's copies are no longer needed (Redis may be gone; they would expire).
+    await this.redis.xdel(this.k('outbox'), ...batch.map(([id]) => id)).catch(() => {});
   }
 
-  private async apply(stream: string, messages: [string, string[]][]): Promise<void> {
-    const entries: Entry[] = [];
-    for (const [, fields] of messages) {
-      const at = fields.indexOf('e');
-      if (at >= 0) entries.push(...(JSON.parse(fields[at + 1] as string) as Entry[]));
-    }
-    if (entries.length > 0) await sql().query(APPLY, [JSON.stringify(entries)]);
-    const ids = messages.map(([id]) => id);
-    await this.redis.xack(stream, GROUP, ...ids);
-    await this.redis.xdel(stream, ...ids);
+  /** Writes what processes that died left on the stream (idempotent, if one was merely slow). */
+  private async writeLeftovers(): Promise<void> {
+    if (this.redis.status !== 'ready') return;
+    const [seconds] = await this.redis.time();
+    const before = Number(seconds) * 1000 - STREAM_GRACE_MS;
+    const stream = this.k('outbox');
+    const messages = (await this.redis.xrange(stream, '-', String(before), 'COUNT', 1000)) as [
+      string,
+      string[],
+    ][];
+    const mine = new Set(this.unwritten.keys());
+    const theirs = messages.filter(([id]) => !mine.has(id));
+    if (theirs.length === 0) return;
+    const entries = theirs.flatMap(([, fields]) => JSON.parse(fields[1] as string) as Entry[]);
+    await sql().query(APPLY, [JSON.stringify(entries)]);
+    await this.redis.xdel(stream, ...theirs.map(([id]) => id));
   }
 
   private async retryPending(): Promise<void> {
@@ -499,15 +492,15 @@ export class RedisLedger implements SpendingLedger {
   }
 
   /**
-   * Stops the timers, drains what Redis holds for PostgreSQL, and writes the settlements Redis
-   * never took straight to PostgreSQL (idempotent: a later drain of the same ids changes nothing).
+   * Stops the timers, writes this process's settlements to PostgreSQL, and those Redis never took
+   * straight there too (idempotent: a later write of the same ids changes nothing).
    */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     for (const t of this.timers) clearInterval(t);
     await this.retryPending().catch(() => {});
-    await this.drain().catch((error) => console.error('spending: could not drain the settlements', error));
+    await this.write().catch((error) => console.error('spending: could not write the settlements', error));
     const left: Entry[] = [...this.pending.values()].flatMap(({ reservation, actual }) =>
       reservation.scopes.flatMap((s) =>
         s.kind === 'gate' && actual > 0
