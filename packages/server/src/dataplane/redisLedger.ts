@@ -132,8 +132,8 @@ return {'held again'}`;
 const EXPIRE = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local until = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not until or tonumber(until) > now or redis.call('HGET', KEYS[2], ARGV[1]) ~= ARGV[2] then return 0 end
+local expires = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not expires or tonumber(expires) > now or redis.call('HGET', KEYS[2], ARGV[1]) ~= ARGV[2] then return 0 end
 local held = tonumber(string.match(ARGV[2], '^([^|]+)'))
 for i = 3, #KEYS do
   if redis.call('EXISTS', KEYS[i]) == 1 then redis.call('HINCRBY', KEYS[i], 'r', -held) end
@@ -214,6 +214,7 @@ export class RedisLedger implements SpendingLedger {
   private writing: Promise<void> | null = null;
   private writeFailing = false;
   private closed = false;
+  private timerFailing = false;
 
   constructor(
     private readonly redis: Redis,
@@ -222,7 +223,17 @@ export class RedisLedger implements SpendingLedger {
     this.k = (name) => `{${opts.prefix}}:${name}`;
     const every = (ms: number, run: () => Promise<unknown>) => {
       const timer = setInterval(() => {
-        run().catch(() => {});
+        run().catch((error) => {
+          // Reported once an outage (a Redis that is down is reported by the connection).
+          if (
+            !(error instanceof SpendingUnavailable) &&
+            this.redis.status === 'ready' &&
+            !this.timerFailing
+          ) {
+            console.error('spending: a ledger task failed', error);
+          }
+          this.timerFailing = true;
+        });
       }, ms);
       timer.unref();
       this.timers.push(timer);
@@ -233,8 +244,10 @@ export class RedisLedger implements SpendingLedger {
     every(500, () => this.retryPending());
     // Redis back (perhaps empty, after a restart): what it took before is written to PostgreSQL
     // first (counters it lost are loaded from there), then the requests under way are held again.
+    if (redis.status === 'ready') void this.startFence().catch(() => {});
     redis.on('ready', () => {
-      void this.write()
+      void this.startFence()
+        .then(() => this.write())
         .catch(() => {})
         .then(() => this.renew())
         .then(() => this.retryPending())
@@ -396,10 +409,22 @@ export class RedisLedger implements SpendingLedger {
       );
       return (Array.isArray(answer) ? answer : [answer]).map(String);
     } catch (error) {
-      if (this.redis.status !== 'ready')
-        throw new SpendingUnavailable('the shared ledger, Redis, is unreachable');
-      throw error;
+      // Fail closed, whatever went wrong: a limit that cannot be checked refuses.
+      if (this.redis.status === 'ready') console.error(`spending: Redis ${name} failed`, error);
+      throw new SpendingUnavailable('the shared ledger, Redis, is unreachable');
     }
+  }
+
+  /**
+   * A Redis without the ledger's epoch has just started (or restarted empty): block-limited
+   * requests wait out the fence from now, while every process, reconnecting too, holds its
+   * requests under way again. Started at connection, so a gateway's first start has usually
+   * passed it before its first request.
+   */
+  private async startFence(): Promise<void> {
+    const [seconds, micros] = await this.redis.time();
+    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    await this.redis.set(this.k('epoch'), String(now + this.opts.fenceMs), 'NX');
   }
 
   /** Renews the leases of this process's requests under way (and holds them again after a restart). */
