@@ -68,6 +68,11 @@ const envSchema = z.object({
     (v) => (v === '' ? undefined : v),
     z.coerce.number().int().min(0).max(3_600_000).optional(),
   ),
+  // A spending reservation's lease: a dead process's holds are let go within it (and a sixth).
+  GATEHOUSE_LEASE_SECONDS: z.coerce.number().int().min(1).max(600).default(30),
+  // After Redis restarted empty, block-limited requests wait this long for every process to hold
+  // its requests under way again.
+  GATEHOUSE_REDIS_FENCE_MS: z.coerce.number().int().min(0).max(60_000).default(3_000),
   GATEHOUSE_OPEN_SIGNUP: flag,
   // Empty counts as unset, as the shell leaves `VAR=` unset in effect.
   GATEHOUSE_DEFAULT_PLAN: z.preprocess(
@@ -206,6 +211,8 @@ export type Config = {
    * own (2 s, 5 s). Changes reach every process through notifications (db/changes.ts) well before.
    */
   cacheTtlMs: number | undefined;
+  /** The Redis spending ledger: a reservation's lease, and the fence after Redis restarted empty. */
+  redisLedger: { leaseMs: number; fenceMs: number };
   openSignup: boolean;
   /** The plan of every account after the first (the first, the admin's, is enterprise). */
   defaultPlan: PlanId;
@@ -296,6 +303,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: e.REDIS_URL,
     redisPrefix: e.GATEHOUSE_REDIS_PREFIX,
     cacheTtlMs: e.GATEHOUSE_CACHE_TTL_MS,
+    redisLedger: {
+      leaseMs: e.GATEHOUSE_LEASE_SECONDS * 1000,
+      fenceMs: e.GATEHOUSE_REDIS_FENCE_MS,
+    },
     openSignup: e.GATEHOUSE_OPEN_SIGNUP,
     defaultPlan: e.GATEHOUSE_DEFAULT_PLAN,
     secureCookies: e.GATEHOUSE_SECURE_COOKIES,

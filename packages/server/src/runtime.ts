@@ -4,7 +4,9 @@ import { createSqlLedger } from './dataplane/ledger.ts';
 import { LocalLedger } from './dataplane/localLedger.ts';
 import { createLogWriter, type LogWriter } from './dataplane/logWriter.ts';
 import { createRateLimits } from './dataplane/rateLimits.ts';
+import { RedisLedger } from './dataplane/redisLedger.ts';
 import { sql } from './db/client.ts';
+import { redis } from './db/redis.ts';
 import type { ArchitectDeps } from './domain/architect.ts';
 import { createModelNames, type ModelNames, modelProblem } from './domain/catalog.ts';
 import type { SpendingCounters } from './domain/spending.ts';
@@ -33,14 +35,21 @@ export function createRuntime(
   // Checked before anything starts that would need closing.
   const architectModel = architectModelOf(config.architect.model, models);
   const logs = createLogWriter();
-  // The embedded database belongs to this process alone, so spending can be decided in memory.
-  const ledger = sql().kind === 'pglite' ? new LocalLedger() : createSqlLedger();
+  // Redis, shared by every process, decides spending for all of them; without it, the embedded
+  // database belongs to this process alone, so spending can be decided in memory, and PostgreSQL
+  // decides it row by row.
+  const shared = redis();
+  const ledger = shared
+    ? new RedisLedger(shared, { prefix: config.redisPrefix, ...config.redisLedger })
+    : sql().kind === 'pglite'
+      ? new LocalLedger()
+      : createSqlLedger();
   const dataPlane = createDataPlane({
     providers,
     models,
     logs,
     ledger,
-    rateLimits: createRateLimits(opts.clock ? { clock: opts.clock } : {}),
+    rateLimits: createRateLimits({ prefix: config.redisPrefix, ...(opts.clock && { clock: opts.clock }) }),
     attemptTimeoutMs: config.attemptTimeoutMs,
     clientBodyBytes: config.logClientBodyBytes,
     ...(opts.random && { random: opts.random }),

@@ -7,6 +7,7 @@
  *   (localLedger.ts).
  */
 import { reevaluateSpendingStatus, type SpendingCounters } from '../domain/spending.ts';
+import type { ScopedRefusal, ScopedReservation, ScopeSpec } from './redisLedger.ts';
 import {
   addSpending,
   createSpendingAccumulator,
@@ -28,6 +29,11 @@ export interface SpendingLedger extends SpendingCounters {
    * or the amount does not fit in what is left (the gate stays active for smaller requests).
    */
   reserve(gateId: string, amount: number): Promise<Reserved>;
+  /**
+   * A ledger that decides every scope of a request in one step (Redis, shared by processes):
+   * reserves in all of them or refuses naming the first that does not fit.
+   */
+  reserveScopes?(scopes: ScopeSpec[], amount: number): Promise<ScopedReservation | ScopedRefusal>;
   /** Replaces a reservation with what the request actually cost (0 if it failed). */
   settle(reservation: Reservation, actual: number): Promise<void>;
   /** Adds the cost of a request on a gate without a block limit. */
@@ -48,6 +54,7 @@ export function createSqlLedger(): SpendingLedger {
     },
     held: () => undefined,
     settingsChanged: reevaluateSpendingStatus,
+    settled: () => accumulator.flush(),
     close: () => accumulator.close(),
   };
 }

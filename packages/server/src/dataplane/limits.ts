@@ -7,9 +7,11 @@
  * Knows nothing of HTTP: a refusal is a DomainError naming the limit that refused.
  */
 import { DomainError } from '../domain/errors.ts';
+import { periodStart, type SpendingPeriod } from '../domain/spending.ts';
 import type { Gate } from '../generated/prisma/client.ts';
 import { isRefusal, type Refusal, type Reservation, type SpendingLedger } from './ledger.ts';
-import { type OpenSession, releaseSession, reserveSession } from './sessions.ts';
+import type { ScopeSpec } from './redisLedger.ts';
+import { type OpenSession, refuseSession, releaseSession, reserveSession } from './sessions.ts';
 
 /**
  * A gate's place on the request's way: the gate asked (`gate`), or, through an orchestrated agent
@@ -93,8 +95,21 @@ async function release(ledger: SpendingLedger, hold: Hold): Promise<void> {
   else if (hold.scope.kind === 'session') await releaseSession(hold.scope.session, hold.amount);
 }
 
+/** A limiting scope as the shared ledger keys it: this period's counter and its limit. */
+function specOf(scope: LimitScope, now: Date): ScopeSpec {
+  return scope.kind === 'gate'
+    ? {
+        kind: 'gate',
+        gateId: scope.gate.id,
+        periodStart: periodStart(scope.gate.spendingLimitPeriod as SpendingPeriod, now),
+        limit: Number(scope.gate.spendingLimit),
+      }
+    : { kind: 'session', sessionId: scope.session.id, limit: scope.session.limit ?? 0 };
+}
+
 /**
- * Reserves `amount` against every scope that limits spending, in order, all or none: when one
+ * Reserves `amount` against every scope that limits spending, all or none. A ledger that decides
+ * every scope in one step (Redis) does so; otherwise they are reserved in order and, when one
  * refuses, the holds made before it are let go before the refusal is thrown.
  */
 export async function reserveAll(
@@ -102,6 +117,21 @@ export async function reserveAll(
   scopes: LimitScope[],
   amount: number,
 ): Promise<Hold[]> {
+  if (ledger.reserveScopes) {
+    const limiting = scopes.filter(limits);
+    if (limiting.length === 0) return [];
+    const now = new Date();
+    const made = await ledger.reserveScopes(
+      limiting.map((scope) => specOf(scope, now)),
+      amount,
+    );
+    if ('refusedAt' in made) {
+      const scope = limiting[made.refusedAt] as LimitScope;
+      if (scope.kind === 'session') throw await refuseSession(scope.session, amount, made.idle);
+      throw refusedBy(scope, made.refusal, amount);
+    }
+    return limiting.map((scope) => ({ scope, amount, reservation: made }));
+  }
   const made: Hold[] = [];
   try {
     for (const scope of scopes) {
@@ -140,17 +170,31 @@ export async function chargeAll(
 ) {
   let spendingWarning = false;
   let spendingCrossed = false;
+  // Each reservation settled once: the first a scope made to the cost, later ones (top-ups before
+  // a fallback) to nothing. A shared ledger's reservation spans several scopes; it is still one.
+  const settlements = new Map<Reservation, number>();
+  const charged = new Set<LimitScope>();
+  for (const hold of holds) {
+    if (!hold.reservation) continue;
+    const first = !charged.has(hold.scope);
+    charged.add(hold.scope);
+    if (first || !settlements.has(hold.reservation)) {
+      settlements.set(hold.reservation, first ? costUsd : (settlements.get(hold.reservation) ?? 0));
+    }
+  }
+  await Promise.all(
+    [...settlements].map(([reservation, actual]) =>
+      ledger
+        .settle(reservation, actual)
+        .catch((error) => console.error('spending: could not record', actual, 'USD', error)),
+    ),
+  );
   await Promise.all(
     scopes.map(async (scope) => {
-      if (scope.kind !== 'gate') return;
+      if (scope.kind !== 'gate' || charged.has(scope)) return;
       const { gate } = scope;
       try {
-        const reserved = holds.filter((h) => h.scope === scope && h.reservation);
-        if (reserved.length > 0) {
-          await Promise.all(
-            reserved.map((h, i) => ledger.settle(h.reservation as Reservation, i === 0 ? costUsd : 0)),
-          );
-        } else if (costUsd > 0 || gate.spendingLimit !== null) {
+        if (costUsd > 0 || gate.spendingLimit !== null) {
           const s = await ledger.add(gate.id, costUsd, gate.spendingLimit !== null);
           spendingWarning ||= s.overLimit;
           spendingCrossed ||= s.crossed;

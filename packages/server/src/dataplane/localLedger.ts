@@ -188,6 +188,10 @@ export class LocalLedger implements SpendingLedger {
     }
   }
 
+  settled(): Promise<void> {
+    return this.flush();
+  }
+
   /** Writes what is left; what the database refuses is reported, never thrown (shutdown goes on). */
   async close(): Promise<void> {
     this.closed = true;

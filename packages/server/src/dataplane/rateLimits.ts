@@ -6,7 +6,7 @@
  *
  * Each window is a sliding minute kept as 60 one-second buckets. With REDIS_URL the windows live
  * in Redis, shared by every process, and one Lua script checks and counts them atomically (their
- * keys share the hash tag `{gh}`, so one slot); without it, in this process's memory. While Redis
+ * keys share the deployment's hash tag, `{GATEHOUSE_REDIS_PREFIX}`, so one slot); without it, in this process's memory. While Redis
  * cannot be reached, each process holds the limits in its own memory (so N processes admit up to
  * N times a limit): a rate limit protects a provider's capacity, and an outage of the shared
  * counter should not become an outage of the gateway (budgets, which are money, fail closed).
@@ -245,8 +245,11 @@ export type RateLimits = ReturnType<typeof createRateLimits>;
  * The rate limits of a process. `clock` (milliseconds) decides the window's seconds: tests move
  * it; `shared` is the Redis connection, when there is one (the process's, by default).
  */
-export function createRateLimits(opts: { clock?: () => number; shared?: () => Redis | null } = {}) {
+export function createRateLimits(
+  opts: { clock?: () => number; shared?: () => Redis | null; prefix?: string } = {},
+) {
   const clock = opts.clock ?? Date.now;
+  const tag = `{${opts.prefix ?? 'gatehouse'}}`;
   const shared = opts.shared ?? redis;
   const memory = memoryWindows();
   /** Since when Redis has failed: reported once per outage. */
@@ -285,7 +288,7 @@ export function createRateLimits(opts: { clock?: () => number; shared?: () => Re
       const prompt = limited.some((l) => l.tpm !== null) ? Math.max(0, Math.ceil(await promptTokens())) : 0;
       const asks: Ask[] = [];
       for (const l of limited) {
-        const key = `{gh}:rate:${l.scope}:${l.id}`;
+        const key = `${tag}:rate:${l.scope}:${l.id}`;
         if (l.rpm !== null) asks.push({ key: `${key}:rpm`, limit: l.rpm, cost: 1, limited: l, unit: 'rpm' });
         if (l.tpm !== null)
           asks.push({ key: `${key}:tpm`, limit: l.tpm, cost: prompt, limited: l, unit: 'tpm' });

@@ -97,15 +97,26 @@ export async function reserveSession(session: OpenSession, amount: number): Prom
     [session.id, amount.toFixed(10), session.limit.toFixed(10)],
     { prepare: true },
   );
-  if (rows.length === 0) {
-    await sql().query(
-      `UPDATE agent_sessions SET status = 'budget_exceeded'
-       WHERE id = $1::uuid AND spending_reserved = 0 AND spending_current + $2::numeric > $3::numeric`,
-      [session.id, amount.toFixed(10), session.limit.toFixed(10)],
-    );
-    throw budgetExceeded(session.key);
-  }
+  if (rows.length === 0) throw await refuseSession(session, amount, false);
   session.reserved += amount;
+}
+
+/**
+ * The refusal of a request the session's budget cannot fit. When even an idle session could not
+ * fit it (no request of the session holds anything: `idle`, or no hold in the row), the budget is
+ * spent for good and the session becomes budget_exceeded.
+ */
+export async function refuseSession(
+  session: OpenSession,
+  amount: number,
+  idle: boolean,
+): Promise<DomainError> {
+  await sql().query(
+    `UPDATE agent_sessions SET status = 'budget_exceeded'
+     WHERE id = $1::uuid AND ($4::boolean OR spending_reserved = 0) AND spending_current + $2::numeric > $3::numeric`,
+    [session.id, amount.toFixed(10), (session.limit ?? 0).toFixed(10), idle],
+  );
+  return budgetExceeded(session.key);
 }
 
 /**

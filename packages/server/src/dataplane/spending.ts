@@ -245,6 +245,7 @@ export function createSpendingAccumulator(intervalMs = 250) {
       const usd = recordableUsd(amount);
       if (usd > 0) pending.set(gateId, Math.min((pending.get(gateId) ?? 0) + usd, MAX_USD));
     },
+    flush: () => flush(),
     async close() {
       clearInterval(timer);
       await flush(true);

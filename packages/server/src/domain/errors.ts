@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'rate_limited'
   | 'upstream_error'
   | 'service_unavailable'
+  | 'spending_unavailable'
   | 'upstream_timeout';
 
 /** The HTTP status each code answers with, wherever a status is needed (REST, logs). */
@@ -30,6 +31,7 @@ export const HTTP_STATUS = {
   rate_limited: 429,
   upstream_error: 502,
   service_unavailable: 503,
+  spending_unavailable: 503,
   upstream_timeout: 504,
 } as const satisfies Record<ErrorCode, number>;
 

@@ -59,11 +59,25 @@ export async function purgeExpiredLogs(
   return { entries, rollups, videoJobs };
 }
 
+/**
+ * Forgets which Redis settlements were written to PostgreSQL once no copy of them can come back:
+ * Redis's own marker of a settlement lives two days; these are kept three.
+ */
+export async function purgeSettlements(now = new Date()): Promise<number> {
+  const gone = await sql().query(
+    'DELETE FROM spending_settlements WHERE created_at < $1::timestamptz RETURNING gate_id',
+    [new Date(now.getTime() - 3 * DAY_MS).toISOString()],
+  );
+  return gone.length;
+}
+
 /** Runs the purge now and then every `intervalMs`; stop() ends it. */
 export function scheduleRetention(intervalMs = 3_600_000) {
   let running: Promise<unknown> = Promise.resolve();
   const run = () => {
-    running = purgeExpiredLogs().catch((error) => console.error('retention: purge failed', error));
+    running = purgeExpiredLogs()
+      .then(() => purgeSettlements())
+      .catch((error) => console.error('retention: purge failed', error));
   };
   run();
   const timer = setInterval(run, intervalMs);

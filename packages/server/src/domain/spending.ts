@@ -84,6 +84,8 @@ export type HeldSpending = { current: number; periodStart: Date };
 export type SpendingCounters = {
   held(gateId: string): HeldSpending | undefined;
   settingsChanged(gateId: string): Promise<void>;
+  /** Resolves once every charge made so far is in the database (those written behind included). */
+  settled(): Promise<void>;
 };
 
 /** The gate's spending as its row stores it. */

@@ -9,10 +9,37 @@ import { afterAll, beforeAll } from 'vitest';
 import { createApp } from '../../src/app.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import { connectDatabase, type Database } from '../../src/db/client.ts';
+import { closeRedis, openRedis } from '../../src/db/redis.ts';
 import { createRuntime, type Runtime } from '../../src/runtime.ts';
 
 export const testDatabaseUrl = process.env.GATEHOUSE_TEST_DATABASE_URL || undefined;
 export const databaseKind = testDatabaseUrl ? 'postgres' : 'pglite';
+
+/**
+ * The environment of a gateway sharing the machine's Redis (GATEHOUSE_TEST_REDIS_URL, or the local
+ * one), under keys of its own so test files running at once never meet; no fence after a restart,
+ * unless a test asks for one.
+ */
+export function redisEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    REDIS_URL: process.env.GATEHOUSE_TEST_REDIS_URL || 'redis://127.0.0.1:6379',
+    GATEHOUSE_REDIS_PREFIX: `test-${randomUUID()}`,
+    GATEHOUSE_REDIS_FENCE_MS: '0',
+    ...extra,
+  };
+}
+
+/**
+ * The two ways spending is decided, for suites that hold on both: the database's own ledger (in
+ * memory on PGlite, row locks on PostgreSQL) and Redis's, shared by processes.
+ */
+export const LEDGERS: [string, Record<string, string>][] = [
+  ['the database ledger', {}],
+  ['the Redis ledger', redisEnv()],
+];
+
+/** Harnesses sharing the process's Redis connection: the last one closes it. */
+let redisUsers = 0;
 
 export type TestApp = {
   config: Config;
@@ -70,10 +97,16 @@ export function useTestApp(env: Record<string, string> = {}, database: { dataDir
       // A loaded CI machine may take seconds over one transaction: the suites test answers, not
       // the server's patience (transaction-busy.test.ts sets its own to test the 503).
       GATEHOUSE_TRANSACTION_TIMEOUT_MS: '30000',
+      // With Redis, no fence after its start: the suites' Redis never restarts under them.
+      GATEHOUSE_REDIS_FENCE_MS: '0',
       ...env,
     });
     const opened = await openTestDatabase({ ...database, transactionTimeoutMs: config.transactionTimeoutMs });
     drop = opened.drop;
+    if (config.redisUrl) {
+      redisUsers++;
+      await openRedis(config.redisUrl);
+    }
     const runtime = createRuntime(config);
     const app = createApp(config, runtime);
     harness.runtime = runtime;
@@ -90,6 +123,7 @@ export function useTestApp(env: Record<string, string> = {}, database: { dataDir
   }, 60_000);
   afterAll(async () => {
     await harness.runtime?.close();
+    if (harness.config?.redisUrl && --redisUsers === 0) await closeRedis();
     await drop();
   }, 60_000);
   return harness;

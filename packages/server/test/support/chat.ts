@@ -108,7 +108,12 @@ export type LoggedAttempt = {
 
 export const attemptsOf = (entry: { attempts: unknown }) => entry.attempts as LoggedAttempt[];
 
+/**
+ * The gate as its page reads it, once what was charged is in the database (a shared ledger writes
+ * behind, within a fraction of a second).
+ */
 export async function readGate(app: TestApp, user: TestUser, id: string) {
+  await app.runtime.spending.settled();
   const res = await app.request(`/v1/gates/${id}`, { headers: user.auth });
   expect(res.status, await res.clone().text()).toBe(200);
   return (await res.json()) as Record<string, unknown> & {
