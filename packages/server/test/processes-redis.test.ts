@@ -212,7 +212,7 @@ describe.runIf(testDatabaseUrl)('three gateway processes on one PostgreSQL and o
     expect(passed).toBeGreaterThan(0);
     expect(passed).toBeLessThanOrEqual(N);
     for (const a of answers.filter((x) => x.status === 402)) {
-      expect((a.body?.error as { code: string }).code).toBe('spending_limit_exceeded');
+      expect((a.body?.error as { code: string } | undefined)?.code).toBe('spending_limit_exceeded');
     }
     const charged = costOf(answers);
     expect(await storedSpending(servers[2] as Server, gate.id, charged)).toBeLessThanOrEqual(limit);
@@ -312,7 +312,7 @@ describe.runIf(testDatabaseUrl)('three gateway processes on one PostgreSQL and o
     await stopRedis();
     const whileDown = await burst(gate.id, 9, servers);
     expect(whileDown.map((a) => a.status)).toEqual(Array(9).fill(503));
-    expect((whileDown[0]?.body?.error as { code: string }).code).toBe('spending_unavailable');
+    expect((whileDown[0]?.body?.error as { code: string } | undefined)?.code).toBe('spending_unavailable');
     await startRedis();
     const before = await first;
     expect(before.filter((a) => a.status !== 200 && a.status !== 402 && a.status !== 503)).toEqual([]);

@@ -7,7 +7,6 @@
  *   (localLedger.ts).
  */
 import { reevaluateSpendingStatus, type SpendingCounters } from '../domain/spending.ts';
-import type { ScopedRefusal, ScopedReservation, ScopeSpec } from './redisLedger.ts';
 import {
   addSpending,
   createSpendingAccumulator,
@@ -22,6 +21,16 @@ import {
 
 export type { Refusal, Reservation, Reserved, Settlement };
 export { isRefusal };
+
+/** One scope a reservation spans: its counter, its limit, where it is durable. */
+export type ScopeSpec =
+  | { kind: 'gate'; gateId: string; periodStart: Date; limit: number }
+  | { kind: 'session'; sessionId: string; limit: number };
+
+/** A reservation over several scopes at once; `id` makes its settlement idempotent. */
+export type ScopedReservation = Reservation & { id: string; scopes: ScopeSpec[] };
+
+export type ScopedRefusal = { refusedAt: number; refusal: Refusal; idle: boolean };
 
 export interface SpendingLedger extends SpendingCounters {
   /**

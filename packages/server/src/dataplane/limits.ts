@@ -9,8 +9,7 @@
 import { DomainError } from '../domain/errors.ts';
 import { periodStart, type SpendingPeriod } from '../domain/spending.ts';
 import type { Gate } from '../generated/prisma/client.ts';
-import { isRefusal, type Refusal, type Reservation, type SpendingLedger } from './ledger.ts';
-import type { ScopeSpec } from './redisLedger.ts';
+import { isRefusal, type Refusal, type Reservation, type ScopeSpec, type SpendingLedger } from './ledger.ts';
 import { type OpenSession, refuseSession, releaseSession, reserveSession } from './sessions.ts';
 
 /**

@@ -26,7 +26,14 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { sql } from '../db/client.ts';
 import { DomainError } from '../domain/errors.ts';
-import { createSqlLedger, type Refusal, type Reservation, type SpendingLedger } from './ledger.ts';
+import {
+  createSqlLedger,
+  type Reservation,
+  type ScopedRefusal,
+  type ScopedReservation,
+  type ScopeSpec,
+  type SpendingLedger,
+} from './ledger.ts';
 import { MAX_USD, settledUsd } from './usage.ts';
 
 /** 1e-8 USD: the precision of the ledger's numeric(18, 8) columns. */
@@ -35,16 +42,6 @@ const toUnits = (usd: number) => Math.round(Math.min(Math.max(usd, 0), MAX_USD) 
 /** A worst case is rounded up: a hold never covers less than it was asked. */
 const toUnitsUp = (usd: number) => Math.ceil(Math.min(Math.max(usd, 0), MAX_USD) * UNIT - 1e-6);
 const fromUnits = (units: number) => units / UNIT;
-
-/** One scope a reservation spans: its counter, its limit, where it is durable. */
-export type ScopeSpec =
-  | { kind: 'gate'; gateId: string; periodStart: Date; limit: number }
-  | { kind: 'session'; sessionId: string; limit: number };
-
-/** A reservation over several scopes at once; `id` makes its settlement idempotent. */
-export type ScopedReservation = Reservation & { id: string; scopes: ScopeSpec[] };
-
-export type ScopedRefusal = { refusedAt: number; refusal: Refusal; idle: boolean };
 
 export type RedisLedgerOptions = {
   /** Key prefix, as a hash tag: every key lands in one slot, as a multi-key script requires. */
@@ -203,7 +200,6 @@ type InFlight = { reservation: ScopedReservation; keys: string[] };
 export class RedisLedger implements SpendingLedger {
   private readonly sqlLedger = createSqlLedger();
   private readonly k: (name: string) => string;
-  private readonly consumer = `${process.pid}-${randomUUID().slice(0, 8)}`;
   /** Reservations under way in this process: their leases are renewed. */
   private readonly inFlight = new Map<string, InFlight>();
   /** Settlements Redis could not take yet, retried until it can. */
