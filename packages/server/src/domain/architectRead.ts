@@ -153,6 +153,8 @@ function architectGate(userId: string, model: string): Gate {
     responseFormatSchema: null,
     spendingLimit: null,
     sessionSpendingLimit: null,
+    endUserSpendingLimit: null,
+    endUserSpendingLimitPeriod: 'monthly',
     visibleTools: null,
     spendingCurrent: new Prisma.Decimal(0),
     spendingPeriodStart: now,
