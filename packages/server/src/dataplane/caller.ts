@@ -15,4 +15,6 @@ export type TaskCaller = {
   body?: unknown;
   /** The API key the request came with (none from a dashboard session): its limits apply too. */
   apiKey?: ApiKey;
+  /** The end user the request names (a body's user field, or x-gatehouse-user). */
+  endUser?: string;
 };

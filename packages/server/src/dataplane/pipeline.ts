@@ -588,7 +588,7 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
       }
     }
     const answering = t.gate;
-    scopes = scopesOf(gate, answering, role, t.session);
+    scopes = scopesOf(gate, answering, role, t.session, { apiKey: caller.apiKey, endUser: caller.endUser });
     const plan = planFor(kind, answering, request, deps);
     t.ignoredOverrides = plan.ignoredOverrides;
     let beforeAttempt = async (_model: string) => {};

@@ -9,6 +9,7 @@ export type ErrorCode =
   | 'not_found'
   | 'conflict'
   | 'spending_limit_exceeded'
+  | 'key_spending_limit'
   | 'session_budget_exceeded'
   | 'payload_too_large'
   | 'rate_limited'
@@ -22,6 +23,7 @@ export const HTTP_STATUS = {
   invalid_request: 400,
   unauthorized: 401,
   spending_limit_exceeded: 402,
+  key_spending_limit: 402,
   session_budget_exceeded: 402,
   forbidden: 403,
   plan_limit_reached: 403,
