@@ -159,6 +159,12 @@ const STREAM_GRACE_MS = 10_000;
 /** A charge to write to PostgreSQL: a gate's (`g`), or a key's or end user's row (`row`). */
 type Entry = { r: string; g?: string; row?: RowScope; p: string; a: string };
 
+const NEW_CURRENT = `CASE
+    WHEN gates.spending_period_start >= latest.p + CASE WHEN gates.spending_limit_period = 'daily'
+         THEN interval '1 day' ELSE interval '1 month' END THEN gates.spending_current
+    WHEN gates.spending_period_start >= latest.p THEN LEAST(gates.spending_current + latest.a, ${MAX_USD})
+    ELSE LEAST(latest.a, ${MAX_USD}) END`;
+
 /** Applies gate charges to PostgreSQL once per (reservation, gate): a batch may be retried. */
 const APPLY = `WITH v AS (
     SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(r uuid, g uuid, p timestamptz, a numeric)
@@ -169,24 +175,18 @@ const APPLY = `WITH v AS (
     SELECT v.g, v.p, sum(v.a) AS a FROM v JOIN fresh ON fresh.reservation_id = v.r AND fresh.scope = 'g:' || v.g::text
     WHERE v.p = (SELECT max(w.p) FROM v AS w WHERE w.g = v.g)
     GROUP BY v.g, v.p
-  ), decided AS (
-    -- A stored period start at or after the entry's period start (but before its end) is the
-    -- same period: the counter grows. Before it, the entry starts a new period; after the end,
-    -- the entry belongs to a period that is over and changes nothing.
-    SELECT g.id, CASE
-        WHEN g.spending_period_start >= latest.p + CASE WHEN g.spending_limit_period = 'daily'
-             THEN interval '1 day' ELSE interval '1 month' END THEN g.spending_current
-        WHEN g.spending_period_start >= latest.p THEN LEAST(g.spending_current + latest.a, ${MAX_USD})
-        ELSE LEAST(latest.a, ${MAX_USD}) END AS current,
-      GREATEST(g.spending_period_start, latest.p) AS period_start
-    FROM gates g JOIN latest ON g.id = latest.g
   )
+  -- Every value computed from the row being updated, never from a snapshot read before it: two
+  -- processes writing the same gate at once each add to what the other committed.
+  -- A stored period start at or after the entry's period start (but before its end) is the same
+  -- period: the counter grows. Before it, the entry starts a new period; after the end, the entry
+  -- belongs to a period that is over and changes nothing.
   UPDATE gates SET
-    spending_current = decided.current,
-    spending_period_start = decided.period_start,
-    spending_status = CASE WHEN spending_enforcement = 'block' AND spending_limit IS NOT NULL
-      AND decided.current >= spending_limit THEN 'suspended' ELSE 'active' END
-  FROM decided WHERE gates.id = decided.id`;
+    spending_current = ${NEW_CURRENT},
+    spending_period_start = GREATEST(gates.spending_period_start, latest.p),
+    spending_status = CASE WHEN gates.spending_enforcement = 'block' AND gates.spending_limit IS NOT NULL
+      AND ${NEW_CURRENT} >= gates.spending_limit THEN 'suspended' ELSE 'active' END
+  FROM latest WHERE gates.id = latest.g`;
 
 export class SpendingUnavailable extends DomainError {
   constructor(why: string) {
