@@ -135,6 +135,30 @@ describe('scope on the task routes', () => {
   });
 });
 
+describe('scope on /v3/video', () => {
+  it('refuses a video gate outside the scope, and a key limited to chat, with 403 key_scope', async () => {
+    const user = await signUpUser(app);
+    const [a, b] = [
+      await createGate(app, user, { taskType: 'video', model: 'mock/video' }),
+      await createGate(app, user, { taskType: 'video', model: 'mock/video' }),
+    ];
+    const send = (key: TestUser, gateId: string) =>
+      app.request('/v3/video', {
+        method: 'POST',
+        headers: key.auth,
+        json: { gateId, data: { prompt: 'clouds' } },
+      });
+    const scoped = await keyOf(user, { allowedGates: [a.id] });
+    expect(await refusal(await send(scoped, b.id), 403, 'native', 'key_scope')).toMatchObject({
+      details: { gateId: b.id },
+    });
+    const chatOnly = await keyOf(user, { allowedTaskTypes: ['chat'] });
+    expect(await refusal(await send(chatOnly, a.id), 403, 'native', 'key_scope')).toMatchObject({
+      details: { taskType: 'video' },
+    });
+  });
+});
+
 describe('expiry', () => {
   it('refuses an expired key on the control plane and GraphQL too', async () => {
     const user = await signUpUser(app);

@@ -92,7 +92,7 @@ export function KeySettingsForm({
           {gates.length === 0 && <span className="muted">No gates yet.</span>}
           {gates.map((gate) => (
             <label key={gate.id} className="choice">
-              <input type="checkbox" value={gate.id} {...register('allowedGates')} />
+              <input type="checkbox" className="check" value={gate.id} {...register('allowedGates')} />
               {gate.name}
             </label>
           ))}
@@ -108,7 +108,7 @@ export function KeySettingsForm({
         <div className="radio-row">
           {TASK_TYPES.map((type) => (
             <label key={type} className="choice">
-              <input type="checkbox" value={type} {...register('allowedTaskTypes')} />
+              <input type="checkbox" className="check" value={type} {...register('allowedTaskTypes')} />
               {type}
             </label>
           ))}
