@@ -219,6 +219,8 @@ function specOf(scope: LimitScope, now: Date): ScopeSpec {
   }
 }
 
+const NARROWNESS: Record<LimitScope['kind'], number> = { key: 0, end_user: 1, session: 2, gate: 3 };
+
 /**
  * Reserves `amount` against every scope that limits spending, all or none. A ledger that decides
  * every scope in one step (Redis) does so; otherwise they are reserved in order and, when one
@@ -244,7 +246,9 @@ export async function reserveAll(
   }
   const made: Hold[] = [];
   try {
-    for (const scope of scopes) {
+    // Narrowest first: a key or an end user past its limit is refused before it holds any of a
+    // gate's room, which other callers share.
+    for (const scope of [...scopes].sort((a, b) => NARROWNESS[a.kind] - NARROWNESS[b.kind])) {
       if (!limits(scope)) continue;
       if (scope.kind === 'session') {
         await reserveSession(scope.session, amount);

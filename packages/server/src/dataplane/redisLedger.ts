@@ -52,6 +52,15 @@ export type RedisLedgerOptions = {
   fenceMs: number;
 };
 
+/** How long a settled reservation's marker lives: longer than any request and its retries. */
+const DONE_TTL_S = 2 * 86_400;
+/**
+ * A counter untouched for this long is dropped (PostgreSQL has it). Every script that touches one
+ * renews it, so none expires under a request in flight (whose lease is seconds).
+ */
+const COUNTER_TTL_S = 40 * 86_400;
+
+// Amounts go to HINCRBY as the strings they came as: integers up to 2^63, whatever Lua's doubles.
 // KEYS: epoch, leases, reservations, scope keys... ARGV: id, amount, lease ms, fence ms, limits...
 const RESERVE = `
 local t = redis.call('TIME')
@@ -71,10 +80,13 @@ for i = 4, #KEYS do
   local v = redis.call('HMGET', KEYS[i], 's', 'r')
   local s, r, lim = tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(ARGV[i + 1])
   if s + r >= lim or s + r + amount > lim then
-    return {'refused', tostring(i - 3), tostring(s), tostring(r), tostring(lim)}
+    return {'refused', tostring(i - 3), v[1] or '0', v[2] or '0', ARGV[i + 1]}
   end
 end
-for i = 4, #KEYS do redis.call('HINCRBY', KEYS[i], 'r', amount) end
+for i = 4, #KEYS do
+  redis.call('HINCRBY', KEYS[i], 'r', ARGV[2])
+  redis.call('EXPIRE', KEYS[i], ${COUNTER_TTL_S})
+end
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[2] .. '|' .. table.concat(KEYS, '|', 4))
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
 return {'ok'}`;
@@ -89,16 +101,14 @@ end
 if #missing > 0 then return {'load', unpack(missing)} end
 local rec = redis.call('HGET', KEYS[2], ARGV[1])
 if rec then
-  local held = tonumber(string.match(rec, '^([^|]+)'))
-  for key in string.gmatch(rec, '|([^|]+)') do
-    if redis.call('EXISTS', key) == 1 then redis.call('HINCRBY', key, 'r', -held) end
-  end
+  local held = string.match(rec, '^([^|]+)')
+  for i = 5, #KEYS do redis.call('HINCRBY', KEYS[i], 'r', '-' .. held) end
   redis.call('HDEL', KEYS[2], ARGV[1])
   redis.call('ZREM', KEYS[1], ARGV[1])
 end
-local actual = tonumber(ARGV[2])
-if actual > 0 then
-  for i = 5, #KEYS do redis.call('HINCRBY', KEYS[i], 's', actual) end
+for i = 5, #KEYS do
+  if tonumber(ARGV[2]) > 0 then redis.call('HINCRBY', KEYS[i], 's', ARGV[2]) end
+  redis.call('EXPIRE', KEYS[i], ${COUNTER_TTL_S})
 end
 redis.call('SET', KEYS[3], '1', 'EX', tonumber(ARGV[3]))
 if ARGV[4] ~= '' then return {'ok', redis.call('XADD', KEYS[4], '*', 'e', ARGV[4])} end
@@ -113,6 +123,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then
   redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
+  for i = 4, #KEYS do redis.call('EXPIRE', KEYS[i], ${COUNTER_TTL_S}) end
   return {'ok'}
 end
 local missing = {}
@@ -120,7 +131,10 @@ for i = 4, #KEYS do
   if redis.call('EXISTS', KEYS[i]) == 0 then missing[#missing + 1] = tostring(i - 3) end
 end
 if #missing > 0 then return {'load', unpack(missing)} end
-for i = 4, #KEYS do redis.call('HINCRBY', KEYS[i], 'r', tonumber(ARGV[2])) end
+for i = 4, #KEYS do
+  redis.call('HINCRBY', KEYS[i], 'r', ARGV[2])
+  redis.call('EXPIRE', KEYS[i], ${COUNTER_TTL_S})
+end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2] .. '|' .. table.concat(KEYS, '|', 4))
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
 return {'held again'}`;
@@ -132,9 +146,9 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local expires = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not expires or tonumber(expires) > now or redis.call('HGET', KEYS[2], ARGV[1]) ~= ARGV[2] then return 0 end
-local held = tonumber(string.match(ARGV[2], '^([^|]+)'))
+local held = string.match(ARGV[2], '^([^|]+)')
 for i = 3, #KEYS do
-  if redis.call('EXISTS', KEYS[i]) == 1 then redis.call('HINCRBY', KEYS[i], 'r', -held) end
+  if redis.call('EXISTS', KEYS[i]) == 1 then redis.call('HINCRBY', KEYS[i], 'r', '-' .. held) end
 end
 redis.call('HDEL', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[1], ARGV[1])
@@ -149,10 +163,6 @@ if redis.call('HSETNX', KEYS[1], 's', ARGV[1]) == 1 then
 end
 return 1`;
 
-/** How long a settled reservation's marker lives: longer than any request and its retries. */
-const DONE_TTL_S = 2 * 86_400;
-/** A counter not touched for this long is dropped; PostgreSQL has it. Longer than any period. */
-const COUNTER_TTL_S = 40 * 86_400;
 /** A settlement left on the stream this long was not written by its process: another writes it. */
 const STREAM_GRACE_MS = 10_000;
 
@@ -188,6 +198,15 @@ const APPLY = `WITH v AS (
       AND ${NEW_CURRENT} >= gates.spending_limit THEN 'suspended' ELSE 'active' END
   FROM latest WHERE gates.id = latest.g`;
 
+/**
+ * A write the database will refuse however often it is tried: a broken constraint (a gate or key
+ * deleted meanwhile) or a value it cannot hold (SQLSTATE classes 22 and 23).
+ */
+function isPermanent(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
+}
+
 export class SpendingUnavailable extends DomainError {
   constructor(why: string) {
     super(
@@ -219,19 +238,30 @@ export class RedisLedger implements SpendingLedger {
     private readonly opts: RedisLedgerOptions,
   ) {
     this.k = (name) => `{${opts.prefix}}:${name}`;
+    // Each task runs alone (a slow Redis does not pile up its runs) and is reported once an
+    // outage (a Redis that is down is reported by the connection).
     const every = (ms: number, run: () => Promise<unknown>) => {
+      let running = false;
       const timer = setInterval(() => {
-        run().catch((error) => {
-          // Reported once an outage (a Redis that is down is reported by the connection).
-          if (
-            !(error instanceof SpendingUnavailable) &&
-            this.redis.status === 'ready' &&
-            !this.timerFailing
-          ) {
-            console.error('spending: a ledger task failed', error);
-          }
-          this.timerFailing = true;
-        });
+        if (running) return;
+        running = true;
+        run()
+          .then(() => {
+            this.timerFailing = false;
+          })
+          .catch((error) => {
+            if (
+              !(error instanceof SpendingUnavailable) &&
+              this.redis.status === 'ready' &&
+              !this.timerFailing
+            ) {
+              console.error('spending: a ledger task failed', error);
+            }
+            this.timerFailing = true;
+          })
+          .finally(() => {
+            running = false;
+          });
       }, ms);
       timer.unref();
       this.timers.push(timer);
@@ -298,16 +328,34 @@ export class RedisLedger implements SpendingLedger {
     const units = toUnitsUp(amount);
     const keys = scopes.map((s) => this.keyOf(s));
     const limits = scopes.map((s) => String(toUnits(s.limit)));
+    const reservation: ScopedReservation = {
+      id,
+      scopes,
+      amount: fromUnits(units),
+      gateId: scopes[0]?.kind === 'gate' ? scopes[0].gateId : '',
+      periodStart: scopes[0]?.kind === 'gate' ? scopes[0].periodStart : new Date(0),
+    };
     for (let tries = 0; ; tries++) {
-      const result = await this.run(
-        'reserve',
-        RESERVE,
-        [this.k('epoch'), this.k('leases'), this.k('res'), ...keys],
-        [id, String(units), String(this.opts.leaseMs), String(this.opts.fenceMs), ...limits],
-      );
+      let result: string[];
+      try {
+        result = await this.run(
+          'reserve',
+          RESERVE,
+          [this.k('epoch'), this.k('leases'), this.k('res'), ...keys],
+          [id, String(units), String(this.opts.leaseMs), String(this.opts.fenceMs), ...limits],
+        );
+      } catch (error) {
+        // The script may still run after the call gave up (a slow Redis): a settlement at nothing,
+        // sent after it on the same connection, lets its hold go.
+        this.pending.set(id, { reservation, actual: 0 });
+        throw error;
+      }
       const [status, ...rest] = result;
       if (status === 'load' && tries < 3) {
-        await this.load(rest.map((i) => scopes[Number(i) - 1] as ScopeSpec));
+        await this.load(rest.map((i) => scopes[Number(i) - 1] as ScopeSpec)).catch((error) => {
+          console.error('spending: could not load counters from the database', error);
+          throw new SpendingUnavailable('the database cannot be read');
+        });
         continue;
       }
       if (status === 'fenced')
@@ -326,15 +374,10 @@ export class RedisLedger implements SpendingLedger {
           },
         };
       }
-      if (status !== 'ok') throw new Error(`spending: unexpected answer from Redis: ${result.join(' ')}`);
-      const first = scopes.find((s) => s.kind === 'gate');
-      const reservation: ScopedReservation = {
-        id,
-        scopes,
-        amount: fromUnits(units),
-        gateId: first?.kind === 'gate' ? first.gateId : '',
-        periodStart: first?.kind === 'gate' ? first.periodStart : new Date(0),
-      };
+      if (status !== 'ok') {
+        console.error(`spending: unexpected answer from Redis: ${result.join(' ')}`);
+        throw new SpendingUnavailable('the shared ledger gave an answer it should not');
+      }
       this.inFlight.set(id, { reservation, keys });
       return reservation;
     }
@@ -463,66 +506,147 @@ export class RedisLedger implements SpendingLedger {
 
   /** Renews the leases of this process's requests under way (and holds them again after a restart). */
   private async renew(): Promise<void> {
-    for (const [id, { reservation, keys }] of this.inFlight) {
+    for (const [id, { reservation, keys }] of [...this.inFlight]) {
       if (this.redis.status !== 'ready') return;
+      // One failure does not leave the others unrenewed.
+      await this.renewOne(id, reservation, keys).catch(() => {});
+    }
+  }
+
+  private async renewOne(id: string, reservation: ScopedReservation, keys: string[]): Promise<void> {
+    for (let tries = 0; tries < 3; tries++) {
       const result = await this.run(
         'renew',
         RENEW,
         [this.k('leases'), this.k('res'), this.k(`d:${id}`), ...keys],
         [id, String(toUnitsUp(reservation.amount)), String(this.opts.leaseMs)],
       );
-      if (result[0] === 'load')
-        await this.load(result.slice(1).map((i) => reservation.scopes[Number(i) - 1] as ScopeSpec));
       if (result[0] === 'done') this.inFlight.delete(id);
-    }
-  }
-
-  /** Lets go of reservations whose lease expired: their process died, or lost Redis for too long. */
-  private async sweep(): Promise<void> {
-    if (this.redis.status !== 'ready') return;
-    const now = Date.now();
-    const expired = await this.redis.zrangebyscore(this.k('leases'), '-inf', now, 'LIMIT', 0, 200);
-    for (const id of expired) {
-      if (this.inFlight.has(id)) continue;
-      const record = await this.redis.hget(this.k('res'), id);
-      if (record === null) {
-        await this.redis.zrem(this.k('leases'), id);
-        continue;
-      }
-      const keys = record.split('|').slice(1);
-      await this.run('expire', EXPIRE, [this.k('leases'), this.k('res'), ...keys], [id, record]);
+      if (result[0] !== 'load') return;
+      // Counters lost (a restart): loaded, then the hold is made again at once.
+      await this.load(result.slice(1).map((i) => reservation.scopes[Number(i) - 1] as ScopeSpec));
     }
   }
 
   /**
-   * Writes this process's settled gate charges to PostgreSQL, all that wait in one statement,
-   * then clears them from the stream. Group commit: a call while a write runs joins the next.
+   * Lets go of reservations whose lease expired: their process died, or lost Redis for too long.
+   * Pages through them all, past this process's own (still under way, renewed by it).
+   */
+  private async sweep(): Promise<void> {
+    const PAGE = 200;
+    for (let offset = 0; this.redis.status === 'ready'; ) {
+      const expired = await this.redis.zrangebyscore(
+        this.k('leases'),
+        '-inf',
+        Date.now(),
+        'LIMIT',
+        offset,
+        PAGE,
+      );
+      for (const id of expired) {
+        if (this.inFlight.has(id)) {
+          offset++;
+          continue;
+        }
+        const record = await this.redis.hget(this.k('res'), id);
+        if (record === null) {
+          await this.redis.zrem(this.k('leases'), id);
+          continue;
+        }
+        const keys = record.split('|').slice(1);
+        // Not let go (its lease was renewed meanwhile): stays in the set, so skipped next page.
+        const released = await this.run(
+          'expire',
+          EXPIRE,
+          [this.k('leases'), this.k('res'), ...keys],
+          [id, record],
+        );
+        if (released[0] !== '1') offset++;
+      }
+      if (expired.length < PAGE) return;
+    }
+  }
+
+  /**
+   * Writes this process's settled charges to PostgreSQL, all that wait in one statement, then
+   * clears them from the stream. Group commit: a call while a write runs joins the next. A failed
+   * write is retried by one timer, never by a chain of them.
    */
   private write(): Promise<void> {
-    const next = (this.writing ?? Promise.resolve()).catch(() => {}).then(() => this.writeOnce());
-    this.writing = next.finally(() => {
-      if (this.writing === next) this.writing = null;
+    const next = (this.writing ?? Promise.resolve()).then(() => this.writeOnce());
+    const tail = next.catch(() => {});
+    this.writing = tail;
+    void tail.then(() => {
+      if (this.writing === tail) this.writing = null;
     });
     return next;
   }
+
+  private retryTimer: NodeJS.Timeout | null = null;
 
   private async writeOnce(): Promise<void> {
     if (this.unwritten.size === 0) return;
     const batch = [...this.unwritten];
     try {
-      await this.apply(batch.flatMap(([, entries]) => entries));
+      await this.applyEach(batch);
     } catch (error) {
       if (!this.writeFailing)
         console.error('spending: cannot write settlements to the database; retrying', error);
       this.writeFailing = true;
-      setTimeout(() => void this.write().catch(() => {}), 1_000).unref();
+      if (!this.closed && !this.retryTimer) {
+        this.retryTimer = setTimeout(() => {
+          this.retryTimer = null;
+          this.write().catch(() => {});
+        }, 1_000);
+        this.retryTimer.unref();
+      }
       throw error;
     }
     if (this.writeFailing) console.error('spending: writing settlements to the database again');
     this.writeFailing = false;
-    for (const [id] of batch) this.unwritten.delete(id);
-    // Written: the stream's copies are no longer needed (Redis may be gone; they would expire).
-    await this.redis.xdel(this.k('outbox'), ...batch.map(([id]) => id)).catch(() => {});
+  }
+
+  /**
+   * Writes stream entries to PostgreSQL and clears them: all in one statement, or, when that
+   * fails, one entry at a time, so that one the database can never take (a charge to a gate
+   * deleted meanwhile, say) is reported and set aside rather than holding up every other.
+   */
+  private async applyEach(batch: [string, Entry[]][]): Promise<void> {
+    const written: string[] = [];
+    try {
+      await this.apply(batch.flatMap(([, entries]) => entries));
+      written.push(...batch.map(([id]) => id));
+    } catch (error) {
+      if (batch.length === 1 && !isPermanent(error)) throw error;
+      let failure: unknown = null;
+      for (const [id, entries] of batch) {
+        try {
+          await this.apply(entries);
+          written.push(id);
+        } catch (e) {
+          if (isPermanent(e)) {
+            console.error(
+              'spending: a settlement the database refuses is set aside',
+              JSON.stringify(entries),
+              e,
+            );
+            written.push(id);
+          } else failure ??= e;
+        }
+      }
+      if (failure) {
+        this.forget(written);
+        throw failure;
+      }
+    }
+    this.forget(written);
+  }
+
+  /** Written (or set aside): no longer waiting, and the stream's copies are no longer needed. */
+  private forget(ids: string[]): void {
+    if (ids.length === 0) return;
+    for (const id of ids) this.unwritten.delete(id);
+    void this.redis.xdel(this.k('outbox'), ...ids).catch(() => {});
   }
 
   /** Writes what processes that died left on the stream (idempotent, if one was merely slow). */
@@ -530,16 +654,15 @@ export class RedisLedger implements SpendingLedger {
     if (this.redis.status !== 'ready') return;
     const [seconds] = await this.redis.time();
     const before = Number(seconds) * 1000 - STREAM_GRACE_MS;
-    const stream = this.k('outbox');
-    const messages = (await this.redis.xrange(stream, '-', String(before), 'COUNT', 1000)) as [
+    const messages = (await this.redis.xrange(this.k('outbox'), '-', String(before), 'COUNT', 1000)) as [
       string,
       string[],
     ][];
-    const mine = new Set(this.unwritten.keys());
-    const theirs = messages.filter(([id]) => !mine.has(id));
+    const theirs = messages.filter(([id]) => !this.unwritten.has(id));
     if (theirs.length === 0) return;
-    await this.apply(theirs.flatMap(([, fields]) => JSON.parse(fields[1] as string) as Entry[]));
-    await this.redis.xdel(stream, ...theirs.map(([id]) => id));
+    await this.applyEach(
+      theirs.map(([id, fields]): [string, Entry[]] => [id, JSON.parse(fields[1] as string) as Entry[]]),
+    );
   }
 
   private async retryPending(): Promise<void> {
@@ -557,6 +680,7 @@ export class RedisLedger implements SpendingLedger {
     if (this.closed) return;
     this.closed = true;
     for (const t of this.timers) clearInterval(t);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
     await this.retryPending().catch(() => {});
     await this.write().catch((error) => console.error('spending: could not write the settlements', error));
     const left = [...this.pending.values()].flatMap(({ reservation, actual }) =>

@@ -66,14 +66,16 @@ export async function reserveRow(
     );
   }
   const s = 2 + extra;
-  const rows = await sql().query<{ id: unknown }>(
+  // The period the hold lands in is the row's own, as the statement leaves it (another may have
+  // moved it on meanwhile): its settlement replaces the hold only in that period.
+  const rows = await sql().query<{ period_start: Date | string }>(
     `UPDATE ${table} SET spending_current = ${current(s)} + $${s + 1}::numeric,
        spending_period_start = GREATEST(spending_period_start, $${s}::timestamptz)
      WHERE ${where} AND ${current(s)} < $${s + 2}::numeric AND ${current(s)} + $${s + 1}::numeric <= $${s + 2}::numeric
-     RETURNING 1 AS id`,
+     RETURNING spending_period_start AS period_start`,
     [...ids, start, amount.toFixed(10), limit.toFixed(10)],
   );
-  if (rows.length > 0) return { row, amount, periodStart: start };
+  if (rows[0]) return { row, amount, periodStart: new Date(rows[0].period_start) };
   const [now] = await sql().query<{ c: string | number }>(
     `SELECT ${current(s)} AS c FROM ${table} WHERE ${where}`,
     [...ids, start],
@@ -87,15 +89,16 @@ export async function settleRow(reservation: RowReservation, actual: number): Pr
   const { row } = reservation;
   const { table, where, extra } = TABLE[row.kind];
   const s = 2 + extra;
-  // In the hold's period the hold is replaced; once that period is over, the cost starts the new one.
+  // In the hold's period the hold is replaced; once the row has moved on, the cost is added to
+  // the period it is in (as the gates' ledgers do).
   await sql().query(
     `UPDATE ${table} SET
-       spending_current = LEAST(GREATEST(CASE WHEN spending_period_start < $${s}::timestamptz THEN spending_current - $${s + 1}::numeric
+       spending_current = LEAST(GREATEST(CASE WHEN spending_period_start = $${s}::timestamptz THEN spending_current - $${s + 1}::numeric
                                               ELSE spending_current END + $${s + 2}::numeric, 0), ${MAX_USD})
      WHERE ${where}`,
     [
       ...idParams(row),
-      nextStart(row.period, reservation.periodStart) ?? new Date(8.64e15),
+      reservation.periodStart,
       reservation.amount.toFixed(10),
       settledUsd(actual, reservation.amount).toFixed(10),
     ],
@@ -138,9 +141,11 @@ export async function applyRowSettlement(
   const { table, where, extra } = TABLE[row.kind];
   const scope = row.kind === 'key' ? `k:${row.keyId}` : `e:${row.gateId}:${row.endUser}`;
   if (row.kind === 'end_user') {
+    // The gate may have been deleted since: its end users' counters went with it.
     await sql().query(
       `INSERT INTO end_user_spending (gate_id, end_user, spending_current, spending_period_start)
-       VALUES ($1::uuid, $2, 0, $3::timestamptz) ON CONFLICT DO NOTHING`,
+       SELECT $1::uuid, $2, 0, $3::timestamptz WHERE EXISTS (SELECT 1 FROM gates WHERE id = $1::uuid)
+       ON CONFLICT DO NOTHING`,
       [row.gateId, row.endUser, start],
     );
   }
