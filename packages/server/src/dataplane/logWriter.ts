@@ -421,6 +421,9 @@ function isDiskFull(error: unknown): boolean {
   return error instanceof Error && error.message.includes('No space left on device');
 }
 
+/** A foreign key whose row was deleted while the statement ran (SQLSTATE 23503). */
+const isGoneMeanwhile = (error: unknown) => (error as { code?: unknown } | null)?.code === '23503';
+
 /** Why a batch was not written, as /metrics counts it. */
 export type WriteFailure = 'disk_full' | 'bad_entry' | 'unavailable';
 const failureOf = (error: unknown): WriteFailure =>
@@ -478,6 +481,8 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
    * few attempts.
    */
   let limit = batchSize;
+  /** Entries tried once more alone after a foreign key they named went away meanwhile. */
+  const retriedAlone = new Set<unknown>();
   /**
    * The writes are failing: since when, why, and how many attempts. The process log has one line
    * when it starts (or its reason changes) and one when everything waiting has been written,
@@ -558,6 +563,7 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
       const batch = queue.slice(0, limit);
       try {
         await insert(batch);
+        for (const e of batch) retriedAlone.delete(e.id);
         shift(batch.length);
         written += batch.length;
         failures = 0;
@@ -570,8 +576,17 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
           again = true;
           continue;
         }
+        if (reason === 'bad_entry' && isGoneMeanwhile(error) && !retriedAlone.has(batch[0]?.id)) {
+          // Its gate (or session) was deleted between the statement's join and its foreign-key
+          // check: once more, the join now leaves it without one, as for every entry of a
+          // deleted gate. Not dropped: nothing wrong with the entry itself.
+          retriedAlone.add(batch[0]?.id);
+          again = true;
+          continue;
+        }
         if (reason === 'bad_entry') {
           // Refused alone: a bad entry must not block the rest.
+          retriedAlone.delete(batch[0]?.id);
           shift(1);
           refused += 1;
           console.error('log writer: entry refused', batch[0]?.id, error);
