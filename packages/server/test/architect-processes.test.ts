@@ -6,33 +6,19 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { testDatabaseUrl } from './support/app.ts';
 import { startServerProcess } from './support/process.ts';
+import { useProcessDatabase } from './support/processDatabase.ts';
 
 type Server = Awaited<ReturnType<typeof startServerProcess>>;
 
 describe.runIf(testDatabaseUrl)('two gateway processes on one PostgreSQL', () => {
-  const database = `gatehouse_architect_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
-  const servers: Server[] = [];
-  const admin = () => new pg.Client({ connectionString: testDatabaseUrl });
-
-  afterAll(async () => {
-    for (const s of servers) s.child.kill('SIGKILL');
-    const c = admin();
-    await c.connect();
-    await c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
-    await c.end();
-  }, 60_000);
+  const shared = useProcessDatabase('architect');
+  const { servers } = shared;
 
   it('re-analyse a daily gate once, apply once with a version, and a rollback restores it', async () => {
-    const c = admin();
-    await c.connect();
-    await c.query(`CREATE DATABASE "${database}"`);
-    await c.end();
-    const url = new URL(testDatabaseUrl as string);
-    url.pathname = `/${database}`;
-    const env = { DATABASE_URL: url.toString(), GATEHOUSE_ARCHITECT_INTERVAL_MS: '1000' };
+    const env = { DATABASE_URL: await shared.create(), GATEHOUSE_ARCHITECT_INTERVAL_MS: '1000' };
     // The first applies the migrations; the second starts on the migrated database.
     servers.push(await startServerProcess('unused-with-database-url', env));
     servers.push(await startServerProcess('unused-with-database-url', env));
@@ -78,7 +64,7 @@ describe.runIf(testDatabaseUrl)('two gateway processes on one PostgreSQL', () =>
     expect(gate.model).toBe('mock/fast');
     // Give both processes several more looks: still one job, one change.
     await new Promise((r) => setTimeout(r, 3_000));
-    const db = new pg.Client({ connectionString: url.toString() });
+    const db = new pg.Client({ connectionString: shared.url() });
     await db.connect();
     try {
       const jobs = await db.query('SELECT status, applied FROM architect_jobs WHERE gate_id = $1', [gateId]);

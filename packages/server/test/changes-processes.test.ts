@@ -10,10 +10,11 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { testDatabaseUrl } from './support/app.ts';
 import { say } from './support/chat.ts';
 import { startServerProcess } from './support/process.ts';
+import { useProcessDatabase } from './support/processDatabase.ts';
 
 type Server = Awaited<ReturnType<typeof startServerProcess>>;
 
@@ -77,29 +78,14 @@ const transports = [
 
 describe.runIf(testDatabaseUrl)('two gateway processes on one PostgreSQL', () => {
   describe.each(transports)('with $name', ({ name, redis }) => {
-    const database = `gatehouse_changes_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
-    const servers: Server[] = [];
-    const admin = () => new pg.Client({ connectionString: testDatabaseUrl });
-
-    afterAll(async () => {
-      for (const s of servers) s.child.kill('SIGKILL');
-      const c = admin();
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
-      await c.end();
-    }, 60_000);
+    const shared = useProcessDatabase('changes');
+    const { servers } = shared;
 
     it.skipIf(redis && !redisAnswers)(
       'a revoked key, a rolled key and a changed gate are seen by the other process once notified, not after the TTL',
       async () => {
-        const c = admin();
-        await c.connect();
-        await c.query(`CREATE DATABASE "${database}"`);
-        await c.end();
-        const url = new URL(testDatabaseUrl as string);
-        url.pathname = `/${database}`;
         const env = {
-          DATABASE_URL: url.toString(),
+          DATABASE_URL: await shared.create(),
           GATEHOUSE_ARCHITECT_INTERVAL_MS: '0',
           GATEHOUSE_CACHE_TTL_MS: '600000',
           REDIS_URL: redis ? redisUrl : '',
@@ -159,7 +145,7 @@ describe.runIf(testDatabaseUrl)('two gateway processes on one PostgreSQL', () =>
         }
 
         // Written straight into the database, a change publishes nothing: the cached copy stays.
-        const db = new pg.Client({ connectionString: url.toString() });
+        const db = new pg.Client({ connectionString: shared.url() });
         await db.connect();
         await db.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [control.id]);
         await db.query(`UPDATE gates SET model = 'mock/smart' WHERE id = $1`, [untouched]);
@@ -201,7 +187,7 @@ describe.runIf(testDatabaseUrl)('two gateway processes on one PostgreSQL', () =>
 
         // The second process's notifications cut off: whatever it missed meanwhile, it drops
         // every cached copy, so even the changes that published nothing are seen now.
-        await cutChangeFeed(redis, database, two.child.pid as number);
+        await cutChangeFeed(redis, shared.database, two.child.pid as number);
         await waitUntil(performance.now(), async () => (await chat(control.key, untouched)).status === 401);
         expect(two.output()).toContain(`changes: ${redis ? 'Redis' : 'PostgreSQL LISTEN'} lost`);
         const other = await newKey();

@@ -15,6 +15,7 @@ import { worstCaseCost } from '../src/dataplane/cost.ts';
 import { periodStart } from '../src/domain/spending.ts';
 import { testDatabaseUrl } from './support/app.ts';
 import { startServerProcess } from './support/process.ts';
+import { useProcessDatabase } from './support/processDatabase.ts';
 
 type Server = Awaited<ReturnType<typeof startServerProcess>>;
 type Answer = { status: number; body: Record<string, unknown> | null };
@@ -49,8 +50,8 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, secon
 }
 
 describe.runIf(testDatabaseUrl)('three gateway processes on one PostgreSQL and one Redis', () => {
-  const database = `gatehouse_redis_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
-  const servers: Server[] = [];
+  const shared = useProcessDatabase('redis');
+  const { servers } = shared;
   let redisPort = 0;
   let redisServer: ChildProcess | null = null;
   let counters: Redis;
@@ -161,14 +162,8 @@ describe.runIf(testDatabaseUrl)('three gateway processes on one PostgreSQL and o
     counters = new Redis(redisPort, '127.0.0.1', { maxRetriesPerRequest: 1 });
     // The test stops Redis on purpose; the commands that fail meanwhile say so.
     counters.on('error', () => {});
-    const c = new pg.Client({ connectionString: testDatabaseUrl });
-    await c.connect();
-    await c.query(`CREATE DATABASE "${database}"`);
-    await c.end();
-    const url = new URL(testDatabaseUrl as string);
-    url.pathname = `/${database}`;
     env = {
-      DATABASE_URL: url.toString(),
+      DATABASE_URL: await shared.create(),
       REDIS_URL: `redis://127.0.0.1:${redisPort}`,
       GATEHOUSE_REDIS_PREFIX: PREFIX,
       GATEHOUSE_LEASE_SECONDS: '3',
@@ -190,13 +185,8 @@ describe.runIf(testDatabaseUrl)('three gateway processes on one PostgreSQL and o
   }, 180_000);
 
   afterAll(async () => {
-    for (const s of servers) s.child.kill('SIGKILL');
     counters?.disconnect();
     await stopRedis();
-    const c = new pg.Client({ connectionString: testDatabaseUrl });
-    await c.connect();
-    await c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
-    await c.end();
   }, 60_000);
 
   it('a block gate: of 150 requests over three processes at most N pass, and the ledgers agree with the answers', async () => {
@@ -297,9 +287,7 @@ describe.runIf(testDatabaseUrl)('three gateway processes on one PostgreSQL and o
     const limit = Number((N * WORST).toFixed(8));
     const budgeted = await newKey();
     // Set in its row before the key's first use, so no process has it cached without its limit.
-    const url = new URL(testDatabaseUrl as string);
-    url.pathname = `/${database}`;
-    const c = new pg.Client({ connectionString: url.toString() });
+    const c = new pg.Client({ connectionString: shared.url() });
     await c.connect();
     await c.query(`UPDATE api_keys SET spending_limit = $2, spending_enforcement = 'block' WHERE id = $1`, [
       budgeted.id,

@@ -4,35 +4,20 @@
  * Redis only: an embedded database belongs to one process.)
  */
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { testDatabaseUrl } from './support/app.ts';
 import { startServerProcess } from './support/process.ts';
+import { useProcessDatabase } from './support/processDatabase.ts';
 import { redisAnswers, testRedisUrl } from './support/redis.ts';
 
 type Server = Awaited<ReturnType<typeof startServerProcess>>;
 
 describe.runIf(testDatabaseUrl && redisAnswers)('rate limits over two gateway processes', () => {
-  const database = `gatehouse_rates_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
-  const servers: Server[] = [];
-  const admin = () => new pg.Client({ connectionString: testDatabaseUrl });
-
-  afterAll(async () => {
-    for (const s of servers) s.child.kill('SIGKILL');
-    const c = admin();
-    await c.connect();
-    await c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
-    await c.end();
-  }, 60_000);
+  const shared = useProcessDatabase('rates');
+  const { servers } = shared;
 
   it('hold a gate to 10 requests a minute over both', async () => {
-    const c = admin();
-    await c.connect();
-    await c.query(`CREATE DATABASE "${database}"`);
-    await c.end();
-    const url = new URL(testDatabaseUrl as string);
-    url.pathname = `/${database}`;
-    const env = { DATABASE_URL: url.toString(), REDIS_URL: testRedisUrl };
+    const env = { DATABASE_URL: await shared.create(), REDIS_URL: testRedisUrl };
     // The first applies the migrations; the second starts on the migrated database.
     servers.push(await startServerProcess('unused-with-database-url', env));
     servers.push(await startServerProcess('unused-with-database-url', env));
