@@ -17,6 +17,32 @@ const app = useTestApp({ GATEHOUSE_METRICS_TOKEN: TOKEN, GATEHOUSE_METRICS_MAX_G
 const auth = { authorization: `Bearer ${TOKEN}` };
 
 describe('GET /metrics', () => {
+  // First in the file, while the process has labelled fewer keys than its cap.
+  it('counts requests and cost per API key by its id, never its secret', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user);
+    const created = await app.request('/v1/api-keys', {
+      method: 'POST',
+      headers: user.auth,
+      json: { name: 'ci' },
+    });
+    const key = (await created.json()) as { id: string; key: string };
+    const ci = { ...user, auth: { authorization: `Bearer ${key.key}` } };
+    for (let i = 0; i < 2; i++) expect((await chat(app, ci, gate.id)).status).toBe(200);
+    expect((await chat(app, user, gate.id)).status).toBe(200);
+    expect((await chat(app, ci, gate.id, { temperature: 'warm' })).status).toBe(400);
+
+    const m = await scrape(app, auth);
+    expect(m.family('gatehouse_key_requests_total')?.type).toBe('COUNTER');
+    expect(m.total('gatehouse_key_requests_total', { key: key.id })).toBe(3);
+    expect(m.total('gatehouse_key_requests_total', { key: key.id, outcome: 'success' })).toBe(2);
+    expect(m.total('gatehouse_key_requests_total', { key: key.id, outcome: 'client_error' })).toBe(1);
+    expect(m.total('gatehouse_key_cost_usd_total', { key: key.id })).toBeGreaterThan(0);
+    const text = await (await app.request('/metrics', { headers: auth })).text();
+    expect(text).not.toContain(key.key);
+    expect(text).not.toContain(user.key);
+  });
+
   it('counts each request by route, gate, model, provider and outcome', async () => {
     const user = await signUpUser(app);
     const gate = await createGate(app, user, {
