@@ -73,6 +73,50 @@ describe('the API keys page', () => {
     expect(await row.getByRole('cell').nth(3).textContent()).toMatch(/UTC$/);
   });
 
+  it('limits a key to a task type and a spending limit; a chat request with it gets 403 key_scope', async () => {
+    const gate = await api(server.url, account.apiKey)('POST', '/v1/gates', {
+      name: 'support-bot',
+      taskType: 'chat',
+      model: 'mock/echo',
+    });
+    expect(gate.status).toBe(201);
+    await page.reload();
+    const row = page.getByRole('row').filter({ hasText: 'CI runner' });
+    await row.getByRole('button', { name: 'Edit the spending limit, scope and expiry of CI runner' }).click();
+    const form = page.getByRole('form', { name: 'Settings of CI runner' });
+    await form.getByLabel('Spending limit (USD)').fill('5');
+    await form.getByLabel('embeddings', { exact: true }).check();
+    await page.screenshot({ path: path.join(artifacts, 'api-key-settings.png'), fullPage: true });
+    await form.getByRole('button', { name: 'Save settings' }).click();
+    await form.waitFor({ state: 'detached' });
+    await row.getByRole('cell', { name: '$0.00 of $5.00 this month' }).waitFor();
+    await row.getByRole('cell', { name: 'All gates · embeddings' }).waitFor();
+    const chat = await api(server.url, newKey)('POST', '/v3/chat', {
+      gateId: gate.body.id,
+      data: { messages: [{ role: 'user', content: 'hello' }] },
+    });
+    expect(chat.status).toBe(403);
+    expect(chat.body.error.code).toBe('key_scope');
+  });
+
+  it('rolls a key with an hour of grace: the new secret works, and the old one still does', async () => {
+    const row = page.getByRole('row').filter({ hasText: 'CI runner' });
+    await row.getByRole('button', { name: 'Roll CI runner' }).click();
+    const form = page.getByRole('form', { name: 'Roll CI runner' });
+    await form.getByLabel('Keep the current secret working for').selectOption({ label: '1 hour' });
+    await form.getByRole('button', { name: 'Roll key' }).click();
+    await page.getByRole('heading', { name: /you will not see it again/ }).waitFor();
+    const rolled = await page.locator('#api-key').inputValue();
+    expect(rolled).toMatch(/^gh_/);
+    expect(rolled).not.toBe(newKey);
+    expect(await gatesWith(rolled)).toBe(200);
+    expect(await gatesWith(newKey)).toBe(200);
+    await page.getByRole('button', { name: 'I have copied the key' }).click();
+    await row.getByText(/^old secret until/).waitFor();
+    expect(await row.getByRole('cell').nth(1).textContent()).toBe(`${rolled.slice(0, 11)}…`);
+    newKey = rolled;
+  });
+
   it('revokes a key after a confirmation, marks it revoked, and requests with it get 401', async () => {
     const row = page.getByRole('row').filter({ hasText: 'CI runner' });
     await row.getByRole('button', { name: 'Revoke' }).click();

@@ -286,14 +286,25 @@ describe('the API key list', () => {
     expect(apiKeys.map((k) => k.name).sort()).toEqual(['Default key', 'ci']);
     for (const apiKey of apiKeys) {
       expect(Object.keys(apiKey).sort()).toEqual([
+        'allowedGates',
+        'allowedTaskTypes',
         'createdAt',
+        'expiresAt',
         'id',
         'lastUsedAt',
+        'metadata',
         'name',
         'prefix',
+        'previousKeyExpiresAt',
         'rateLimitRpm',
         'rateLimitTpm',
         'revokedAt',
+        'spendingCurrent',
+        'spendingEnforcement',
+        'spendingLimit',
+        'spendingLimitPeriod',
+        'spendingResetsAt',
+        'spendingStatus',
       ]);
       expect(String(apiKey.prefix)).toMatch(/^gh_/);
     }

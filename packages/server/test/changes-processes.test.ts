@@ -1,5 +1,5 @@
 /**
- * Changes seen at once by every gateway process on one PostgreSQL: a key revoked, or a gate
+ * Changes seen at once by every gateway process on one PostgreSQL: a key revoked or rolled, or a gate
  * changed, through one process is seen by another as soon as the notification arrives, through
  * Redis pub/sub when REDIS_URL is set and PostgreSQL LISTEN/NOTIFY when it is not. The processes
  * keep what they read for 10 minutes (GATEHOUSE_CACHE_TTL_MS), and a change written straight into the
@@ -90,7 +90,7 @@ describe.runIf(testDatabaseUrl)('two gateway processes on one PostgreSQL', () =>
     }, 60_000);
 
     it.skipIf(redis && !redisAnswers)(
-      'a revoked key and a changed gate are seen by the other process once notified, not after the TTL',
+      'a revoked key, a rolled key and a changed gate are seen by the other process once notified, not after the TTL',
       async () => {
         const c = admin();
         await c.connect();
@@ -149,11 +149,12 @@ describe.runIf(testDatabaseUrl)('two gateway processes on one PostgreSQL', () =>
           call(two, key, '/v3/chat', 'POST', { gateId, data: { messages: say('hello') } });
 
         const revoked = await newKey();
+        const rolled = await newKey();
         const control = await newKey();
         const gate = await newGate('changed through the gateway');
         const untouched = await newGate('changed behind its back');
         // The second process reads the keys and gates once, and keeps them for 10 minutes.
-        for (const key of [revoked.key, control.key]) {
+        for (const key of [revoked.key, rolled.key, control.key]) {
           for (const gateId of [gate, untouched]) expect((await chat(key, gateId)).status).toBe(200);
         }
 
@@ -174,6 +175,14 @@ describe.runIf(testDatabaseUrl)('two gateway processes on one PostgreSQL', () =>
           answeredAt,
           async () => (await chat(revoked.key, gate)).status === 401,
         );
+
+        // Rolled through the first process with no grace: the second refuses the old secret.
+        const rollAnswer = await call(one, ownerKey, `/v1/api-keys/${rolled.id}/roll`, 'POST', {
+          graceSeconds: 0,
+        });
+        expect(rollAnswer.status).toBe(200);
+        await waitUntil(performance.now(), async () => (await chat(rolled.key, gate)).status === 401);
+        expect((await chat(rollAnswer.body.key as string, gate)).status).toBe(200);
 
         const changed = await call(one, ownerKey, `/v1/gates/${gate}`, 'PATCH', { model: 'mock/fast' });
         expect(changed.status).toBe(200);

@@ -269,6 +269,65 @@ describe.runIf(testDatabaseUrl)('three gateway processes on one PostgreSQL and o
     await storedSpending(servers[2] as Server, sub.id, charged);
   }, 180_000);
 
+  /** A new API key of the account, with `settings`; its secret. */
+  async function newKey(settings: Record<string, unknown> = {}): Promise<{ id: string; key: string }> {
+    const made = await call(servers[0] as Server, '/v1/api-keys', {
+      body: { name: `key-${randomUUID()}`, ...settings },
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    return made.body as { id: string; key: string };
+  }
+
+  it('rateLimitRpm: 10 on a gate and on a key holds across the three processes', async () => {
+    const limitedGate = await createGate(servers[0] as Server, { rateLimitRpm: 10 });
+    const onGate = await burst(limitedGate.id, 30, servers);
+    expect(onGate.filter((a) => a.status === 200)).toHaveLength(10);
+    expect(onGate.filter((a) => a.status === 429)).toHaveLength(20);
+    const limitedKey = await newKey({ rateLimitRpm: 10 });
+    const open = await createGate(servers[0] as Server, {});
+    const onKey = await burst(open.id, 30, servers, {
+      headers: { authorization: `Bearer ${limitedKey.key}` },
+    });
+    expect(onKey.filter((a) => a.status === 200)).toHaveLength(10);
+    expect(onKey.filter((a) => a.status === 429)).toHaveLength(20);
+  }, 180_000);
+
+  it("a key's spending limit holds across the processes, over two gates", async () => {
+    const N = 12;
+    const limit = Number((N * WORST).toFixed(8));
+    const budgeted = await newKey();
+    // Set in its row before the key's first use, so no process has it cached without its limit.
+    const url = new URL(testDatabaseUrl as string);
+    url.pathname = `/${database}`;
+    const c = new pg.Client({ connectionString: url.toString() });
+    await c.connect();
+    await c.query(`UPDATE api_keys SET spending_limit = $2, spending_enforcement = 'block' WHERE id = $1`, [
+      budgeted.id,
+      limit.toFixed(8),
+    ]);
+    const gates = [await createGate(servers[0] as Server, {}), await createGate(servers[1] as Server, {})];
+    const headers = { authorization: `Bearer ${budgeted.key}` };
+    const answers = (
+      await Promise.all([
+        burst((gates[0] as { id: string }).id, 75, servers, { headers }),
+        burst((gates[1] as { id: string }).id, 75, servers, { headers }),
+      ])
+    ).flat();
+    const passed = answers.filter((a) => a.status === 200).length;
+    expect(answers.filter((a) => a.status !== 200 && a.status !== 402)).toEqual([]);
+    expect(passed).toBeGreaterThan(0);
+    expect(passed).toBeLessThanOrEqual(N);
+    const charged = costOf(answers);
+    const spent = await until("the key's stored spending to cover every answer", async () => {
+      const [row] = (await c.query('SELECT spending_current FROM api_keys WHERE id = $1', [budgeted.id]))
+        .rows;
+      const value = Number(row?.spending_current);
+      return Math.abs(value - charged) < 1e-8 ? value : undefined;
+    });
+    await c.end();
+    expect(spent).toBeLessThanOrEqual(limit);
+  }, 180_000);
+
   it('a process killed under load: the others answer 200 or 402, its holds are let go, and the ledgers agree', async () => {
     const N = 20;
     const limit = Number((N * WORST).toFixed(8));
@@ -283,19 +342,23 @@ describe.runIf(testDatabaseUrl)('three gateway processes on one PostgreSQL and o
       (await redisCounter(gate.id)).held > 0 ? true : undefined,
     );
     victim.child.kill('SIGKILL');
-    const answers = await load;
-    const survivors = answers.filter((_, i) => i % 3 !== 2);
-    expect(survivors.filter((a) => a.status !== 200 && a.status !== 402)).toEqual([]);
-    expect(answers.filter((a) => a.status === 200).length).toBeLessThanOrEqual(N);
-    // The dead process's holds expire with their leases (3 s here) and are let go.
-    await until('the dead process holds to be let go', async () =>
-      (await redisCounter(gate.id)).held === 0 ? true : undefined,
-    );
-    const charged = costOf(answers);
-    const stored = await storedSpending(servers[0] as Server, gate.id, charged);
-    expect(stored).toBeLessThanOrEqual(limit);
-    expect((await redisCounter(gate.id)).spent).toBeCloseTo(stored, 8);
-    servers[2] = await startServerProcess('unused-with-database-url', env);
+    try {
+      const answers = await load;
+      const survivors = answers.filter((_, i) => i % 3 !== 2);
+      expect(survivors.filter((a) => a.status !== 200 && a.status !== 402)).toEqual([]);
+      expect(answers.filter((a) => a.status === 200).length).toBeLessThanOrEqual(N);
+      // The dead process's holds expire with their leases (3 s here) and are let go.
+      await until('the dead process holds to be let go', async () =>
+        (await redisCounter(gate.id)).held === 0 ? true : undefined,
+      );
+      const charged = costOf(answers);
+      const stored = await storedSpending(servers[0] as Server, gate.id, charged);
+      expect(stored).toBeLessThanOrEqual(limit);
+      expect((await redisCounter(gate.id)).spent).toBeCloseTo(stored, 8);
+    } finally {
+      // The next test runs on three processes again, whatever happened here.
+      servers[2] = await startServerProcess('unused-with-database-url', env);
+    }
   }, 180_000);
 
   it('Redis restarted under load: block gates answer 503 while it is gone, and are exact once it is back', async () => {

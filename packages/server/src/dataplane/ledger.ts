@@ -7,6 +7,7 @@
  *   (localLedger.ts).
  */
 import { reevaluateSpendingStatus, type SpendingCounters } from '../domain/spending.ts';
+import type { RowScope } from './scopeRows.ts';
 import {
   addSpending,
   createSpendingAccumulator,
@@ -25,6 +26,7 @@ export { isRefusal };
 /** One scope a reservation spans: its counter, its limit, where it is durable. */
 export type ScopeSpec =
   | { kind: 'gate'; gateId: string; periodStart: Date; limit: number }
+  | { kind: 'row'; row: RowScope; periodStart: Date; limit: number }
   | { kind: 'session'; sessionId: string; limit: number };
 
 /** A reservation over several scopes at once; `id` makes its settlement idempotent. */

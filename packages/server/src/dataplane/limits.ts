@@ -8,8 +8,16 @@
  */
 import { DomainError } from '../domain/errors.ts';
 import { periodStart, type SpendingPeriod } from '../domain/spending.ts';
-import type { Gate } from '../generated/prisma/client.ts';
+import type { ApiKey, Gate } from '../generated/prisma/client.ts';
 import { isRefusal, type Refusal, type Reservation, type ScopeSpec, type SpendingLedger } from './ledger.ts';
+import {
+  addToRow,
+  type RowReservation,
+  type RowScope,
+  reserveRow,
+  rowPeriodStart,
+  settleRow,
+} from './scopeRows.ts';
 import { type OpenSession, refuseSession, releaseSession, reserveSession } from './sessions.ts';
 
 /**
@@ -20,16 +28,49 @@ export type GateRole = 'gate' | 'agent_gate' | 'sub_gate';
 
 export type LimitScope =
   | { kind: 'gate'; role: GateRole; gate: Gate; via?: { agent: Gate; role: string } }
+  | { kind: 'end_user'; gate: Gate; endUser: string }
+  | { kind: 'key'; key: ApiKey }
   | { kind: 'session'; session: OpenSession };
 
 /** One scope's part of what a request holds. */
-export type Hold = { scope: LimitScope; amount: number; reservation: Reservation | null };
+export type Hold = { scope: LimitScope; amount: number; reservation: Reservation | RowReservation | null };
+
+/** Who a request is for, beyond its gate: the API key it came with and the end user it names. */
+export type Requester = { apiKey?: ApiKey | undefined; endUser?: string | undefined };
+
+const isRowHold = (r: Reservation | RowReservation): r is RowReservation => 'row' in r;
+
+/** A key's or an end user's counter, as scopeRows.ts keeps it. */
+function rowOf(scope: Extract<LimitScope, { kind: 'key' | 'end_user' }>): RowScope {
+  return scope.kind === 'key'
+    ? { kind: 'key', keyId: scope.key.id, period: scope.key.spendingLimitPeriod }
+    : {
+        kind: 'end_user',
+        gateId: scope.gate.id,
+        endUser: scope.endUser,
+        period: scope.gate.endUserSpendingLimitPeriod,
+      };
+}
+
+function limitOf(scope: Extract<LimitScope, { kind: 'key' | 'end_user' }>): number {
+  return Number(scope.kind === 'key' ? scope.key.spendingLimit : scope.gate.endUserSpendingLimit);
+}
 
 const isBlocking = (gate: Gate) => gate.spendingEnforcement === 'block' && gate.spendingLimit !== null;
 
 /** Whether the scope has a limit a reservation must fit in. */
-export const limits = (scope: LimitScope): boolean =>
-  scope.kind === 'gate' ? isBlocking(scope.gate) : scope.session.limit !== null;
+export const limits = (scope: LimitScope): boolean => {
+  switch (scope.kind) {
+    case 'gate':
+      return isBlocking(scope.gate);
+    case 'end_user':
+      return scope.gate.endUserSpendingLimit !== null;
+    case 'key':
+      return scope.key.spendingEnforcement === 'block' && scope.key.spendingLimit !== null;
+    case 'session':
+      return scope.session.limit !== null;
+  }
+};
 
 /**
  * The scopes of a request, in the order they are reserved: the answering gate, the agent gate
@@ -40,6 +81,7 @@ export function scopesOf(
   answering: Gate,
   role: string | null,
   session: OpenSession | null,
+  requester: Requester = {},
 ): LimitScope[] {
   const scopes: LimitScope[] = [];
   if (answering.id === asked.id) {
@@ -53,6 +95,15 @@ export function scopesOf(
     });
     scopes.push({ kind: 'gate', role: 'agent_gate', gate: asked });
   }
+  const { endUser, apiKey } = requester;
+  if (endUser) {
+    for (const scope of [...scopes]) {
+      if (scope.kind === 'gate' && scope.gate.endUserSpendingLimit !== null) {
+        scopes.push({ kind: 'end_user', gate: scope.gate, endUser });
+      }
+    }
+  }
+  if (apiKey) scopes.push({ kind: 'key', key: apiKey });
   if (session) scopes.push({ kind: 'session', session });
   return scopes;
 }
@@ -89,21 +140,83 @@ function refusedBy(scope: Extract<LimitScope, { kind: 'gate' }>, refusal: Refusa
   });
 }
 
+/**
+ * The 402 of a key's or an end user's limit: reached, or this request too big for what is left.
+ * A key names itself (402 key_spending_limit); an end user's limit is one of its gate's.
+ */
+function rowRefusal(
+  scope: Extract<LimitScope, { kind: 'key' | 'end_user' }>,
+  refusal: Refusal,
+  worstCase: number,
+) {
+  const label =
+    scope.kind === 'key'
+      ? `API key "${scope.key.name}"`
+      : `End user "${scope.endUser}" of gate "${scope.gate.name}"`;
+  const period = rowOf(scope).period;
+  const message = refusal.reached
+    ? `${label} has reached its ${period} spending limit of ${usd(refusal.limit)}; raise or lift the limit${period === 'total' ? '' : ', or wait for the period to reset'}`
+    : `${label}: this request's worst case ${usd(worstCase)} exceeds what is left of its ${period} spending limit (${usd(refusal.remaining)} of ${usd(refusal.limit)}); send a smaller request (a shorter prompt, a lower maxTokens) or raise the limit`;
+  const figures = {
+    reason: refusal.reached ? 'limit_reached' : 'request_exceeds_remaining',
+    limitUsd: refusal.limit,
+    remainingUsd: refusal.remaining,
+    worstCaseUsd: worstCase,
+  };
+  return scope.kind === 'key'
+    ? new DomainError('key_spending_limit', message, {
+        scope: 'key',
+        apiKeyId: scope.key.id,
+        apiKeyName: scope.key.name,
+        ...figures,
+      })
+    : new DomainError('spending_limit_exceeded', message, {
+        scope: 'end_user',
+        gateId: scope.gate.id,
+        gateName: scope.gate.name,
+        endUser: scope.endUser,
+        ...figures,
+      });
+}
+
+/** A refusal from the scope that refused, whatever its kind. */
+async function refusalOf(scope: LimitScope, refusal: Refusal, amount: number, idle: boolean) {
+  switch (scope.kind) {
+    case 'gate':
+      return refusedBy(scope, refusal, amount);
+    case 'session':
+      return refuseSession(scope.session, amount, idle);
+    default:
+      return rowRefusal(scope, refusal, amount);
+  }
+}
+
+/** Replaces a hold with what it cost: a key's or an end user's in its row, a gate's in the ledger. */
+const settleHold = (ledger: SpendingLedger, reservation: Reservation | RowReservation, actual: number) =>
+  isRowHold(reservation) ? settleRow(reservation, actual) : ledger.settle(reservation, actual);
+
 async function release(ledger: SpendingLedger, hold: Hold): Promise<void> {
-  if (hold.reservation) await ledger.settle(hold.reservation, 0);
+  if (hold.reservation) await settleHold(ledger, hold.reservation, 0);
   else if (hold.scope.kind === 'session') await releaseSession(hold.scope.session, hold.amount);
 }
 
 /** A limiting scope as the shared ledger keys it: this period's counter and its limit. */
 function specOf(scope: LimitScope, now: Date): ScopeSpec {
-  return scope.kind === 'gate'
-    ? {
+  switch (scope.kind) {
+    case 'gate':
+      return {
         kind: 'gate',
         gateId: scope.gate.id,
         periodStart: periodStart(scope.gate.spendingLimitPeriod as SpendingPeriod, now),
         limit: Number(scope.gate.spendingLimit),
-      }
-    : { kind: 'session', sessionId: scope.session.id, limit: scope.session.limit ?? 0 };
+      };
+    case 'session':
+      return { kind: 'session', sessionId: scope.session.id, limit: scope.session.limit ?? 0 };
+    default: {
+      const row = rowOf(scope);
+      return { kind: 'row', row, periodStart: rowPeriodStart(row.period, now), limit: limitOf(scope) };
+    }
+  }
 }
 
 /**
@@ -125,9 +238,7 @@ export async function reserveAll(
       amount,
     );
     if ('refusedAt' in made) {
-      const scope = limiting[made.refusedAt] as LimitScope;
-      if (scope.kind === 'session') throw await refuseSession(scope.session, amount, made.idle);
-      throw refusedBy(scope, made.refusal, amount);
+      throw await refusalOf(limiting[made.refusedAt] as LimitScope, made.refusal, amount, made.idle);
     }
     return limiting.map((scope) => ({ scope, amount, reservation: made }));
   }
@@ -138,6 +249,12 @@ export async function reserveAll(
       if (scope.kind === 'session') {
         await reserveSession(scope.session, amount);
         made.push({ scope, amount, reservation: null });
+        continue;
+      }
+      if (scope.kind !== 'gate') {
+        const reserved = await reserveRow(rowOf(scope), limitOf(scope), amount);
+        if ('refused' in reserved) throw rowRefusal(scope, reserved, amount);
+        made.push({ scope, amount, reservation: reserved });
         continue;
       }
       const reserved = await ledger.reserve(scope.gate.id, amount);
@@ -171,7 +288,7 @@ export async function chargeAll(
   let spendingCrossed = false;
   // Each reservation settled once: the first a scope made to the cost, later ones (top-ups before
   // a fallback) to nothing. A shared ledger's reservation spans several scopes; it is still one.
-  const settlements = new Map<Reservation, number>();
+  const settlements = new Map<Reservation | RowReservation, number>();
   const charged = new Set<LimitScope>();
   for (const hold of holds) {
     if (!hold.reservation) continue;
@@ -183,14 +300,21 @@ export async function chargeAll(
   }
   await Promise.all(
     [...settlements].map(([reservation, actual]) =>
-      ledger
-        .settle(reservation, actual)
-        .catch((error) => console.error('spending: could not record', actual, 'USD', error)),
+      settleHold(ledger, reservation, actual).catch((error) =>
+        console.error('spending: could not record', actual, 'USD', error),
+      ),
     ),
   );
   await Promise.all(
     scopes.map(async (scope) => {
-      if (scope.kind !== 'gate' || charged.has(scope)) return;
+      if (charged.has(scope)) return;
+      // A key whose limit only alerts counts what it spends; one without a limit, nothing.
+      if (scope.kind === 'key' && scope.key.spendingLimit !== null) {
+        await addToRow(rowOf(scope), costUsd).catch((error) =>
+          console.error('spending: could not record', costUsd, 'USD for key', scope.key.id, error),
+        );
+      }
+      if (scope.kind !== 'gate') return;
       const { gate } = scope;
       try {
         if (costUsd > 0 || gate.spendingLimit !== null) {

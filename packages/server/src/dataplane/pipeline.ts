@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type AllowOverrides, overrideAllowed, type TaskType } from '@gatehouse/rules/gate';
+import { checkKeyScope } from '../domain/apiKeyScope.ts';
 import { type CatalogModel, findModel, type ModelNames, modelProblem } from '../domain/catalog.ts';
 import { DomainError, HTTP_STATUS, ValidationError } from '../domain/errors.ts';
 import type { Gate } from '../generated/prisma/client.ts';
@@ -572,6 +573,8 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
   let recorded = false;
   let role: string | null = null;
   try {
+    // The key's scope first: a gate or task type it may not use learns nothing of the body.
+    if (!step && caller.apiKey) checkKeyScope(caller.apiKey, gate.id, kind.taskType);
     t.request = parse();
     let request = t.request;
     if (!step && gate.gateType === 'agent') {
@@ -591,7 +594,7 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
       }
     }
     const answering = t.gate;
-    scopes = scopesOf(gate, answering, role, t.session);
+    scopes = scopesOf(gate, answering, role, t.session, { apiKey: caller.apiKey, endUser: caller.endUser });
     const plan = planFor(kind, answering, request, deps);
     t.ignoredOverrides = plan.ignoredOverrides;
     let beforeAttempt = async (_model: string) => {};

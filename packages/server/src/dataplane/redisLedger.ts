@@ -22,7 +22,7 @@
  *
  * Gates without a block limit (nothing to decide) are counted as without Redis (the SQL ledger).
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { sql } from '../db/client.ts';
 import { DomainError } from '../domain/errors.ts';
@@ -34,6 +34,7 @@ import {
   type ScopeSpec,
   type SpendingLedger,
 } from './ledger.ts';
+import { applyRowSettlement, type RowScope, rowSpent } from './scopeRows.ts';
 import { MAX_USD, settledUsd } from './usage.ts';
 
 /** 1e-8 USD: the precision of the ledger's numeric(18, 8) columns. */
@@ -155,36 +156,37 @@ const COUNTER_TTL_S = 40 * 86_400;
 /** A settlement left on the stream this long was not written by its process: another writes it. */
 const STREAM_GRACE_MS = 10_000;
 
-type Entry = { r: string; g: string; p: string; a: string };
+/** A charge to write to PostgreSQL: a gate's (`g`), or a key's or end user's row (`row`). */
+type Entry = { r: string; g?: string; row?: RowScope; p: string; a: string };
+
+const NEW_CURRENT = `CASE
+    WHEN gates.spending_period_start >= latest.p + CASE WHEN gates.spending_limit_period = 'daily'
+         THEN interval '1 day' ELSE interval '1 month' END THEN gates.spending_current
+    WHEN gates.spending_period_start >= latest.p THEN LEAST(gates.spending_current + latest.a, ${MAX_USD})
+    ELSE LEAST(latest.a, ${MAX_USD}) END`;
 
 /** Applies gate charges to PostgreSQL once per (reservation, gate): a batch may be retried. */
 const APPLY = `WITH v AS (
     SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(r uuid, g uuid, p timestamptz, a numeric)
   ), fresh AS (
-    INSERT INTO spending_settlements (reservation_id, gate_id)
-    SELECT r, g FROM v ON CONFLICT DO NOTHING RETURNING reservation_id, gate_id
+    INSERT INTO spending_settlements (reservation_id, scope)
+    SELECT r, 'g:' || g::text FROM v ON CONFLICT DO NOTHING RETURNING reservation_id, scope
   ), latest AS (
-    SELECT v.g, v.p, sum(v.a) AS a FROM v JOIN fresh ON fresh.reservation_id = v.r AND fresh.gate_id = v.g
+    SELECT v.g, v.p, sum(v.a) AS a FROM v JOIN fresh ON fresh.reservation_id = v.r AND fresh.scope = 'g:' || v.g::text
     WHERE v.p = (SELECT max(w.p) FROM v AS w WHERE w.g = v.g)
     GROUP BY v.g, v.p
-  ), decided AS (
-    -- A stored period start at or after the entry's period start (but before its end) is the
-    -- same period: the counter grows. Before it, the entry starts a new period; after the end,
-    -- the entry belongs to a period that is over and changes nothing.
-    SELECT g.id, CASE
-        WHEN g.spending_period_start >= latest.p + CASE WHEN g.spending_limit_period = 'daily'
-             THEN interval '1 day' ELSE interval '1 month' END THEN g.spending_current
-        WHEN g.spending_period_start >= latest.p THEN LEAST(g.spending_current + latest.a, ${MAX_USD})
-        ELSE LEAST(latest.a, ${MAX_USD}) END AS current,
-      GREATEST(g.spending_period_start, latest.p) AS period_start
-    FROM gates g JOIN latest ON g.id = latest.g
   )
+  -- Every value computed from the row being updated, never from a snapshot read before it: two
+  -- processes writing the same gate at once each add to what the other committed.
+  -- A stored period start at or after the entry's period start (but before its end) is the same
+  -- period: the counter grows. Before it, the entry starts a new period; after the end, the entry
+  -- belongs to a period that is over and changes nothing.
   UPDATE gates SET
-    spending_current = decided.current,
-    spending_period_start = decided.period_start,
-    spending_status = CASE WHEN spending_enforcement = 'block' AND spending_limit IS NOT NULL
-      AND decided.current >= spending_limit THEN 'suspended' ELSE 'active' END
-  FROM decided WHERE gates.id = decided.id`;
+    spending_current = ${NEW_CURRENT},
+    spending_period_start = GREATEST(gates.spending_period_start, latest.p),
+    spending_status = CASE WHEN gates.spending_enforcement = 'block' AND gates.spending_limit IS NOT NULL
+      AND ${NEW_CURRENT} >= gates.spending_limit THEN 'suspended' ELSE 'active' END
+  FROM latest WHERE gates.id = latest.g`;
 
 export class SpendingUnavailable extends DomainError {
   constructor(why: string) {
@@ -252,9 +254,42 @@ export class RedisLedger implements SpendingLedger {
   }
 
   private keyOf(scope: ScopeSpec): string {
-    return scope.kind === 'gate'
-      ? this.k(`g:${scope.gateId}:${scope.periodStart.getTime()}`)
-      : this.k(`s:${scope.sessionId}`);
+    switch (scope.kind) {
+      case 'gate':
+        return this.k(`g:${scope.gateId}:${scope.periodStart.getTime()}`);
+      case 'session':
+        return this.k(`s:${scope.sessionId}`);
+      case 'row': {
+        const { row } = scope;
+        // An end user is any string the client sent: hashed, so a key holds no separator of its own.
+        const id =
+          row.kind === 'key'
+            ? `k:${row.keyId}`
+            : `e:${row.gateId}:${createHash('sha256').update(row.endUser).digest('hex').slice(0, 32)}`;
+        return this.k(`${id}:${scope.periodStart.getTime()}`);
+      }
+    }
+  }
+
+  /** What a settlement of `usd` writes to PostgreSQL: each gate's and each row's charge. */
+  private entriesOf(r: ScopedReservation, usd: number): Entry[] {
+    if (usd <= 0) return [];
+    const a = usd.toFixed(8);
+    return r.scopes.flatMap((s): Entry[] => {
+      const p = s.kind === 'session' ? '' : s.periodStart.toISOString();
+      if (s.kind === 'gate') return [{ r: r.id, g: s.gateId, p, a }];
+      if (s.kind === 'row') return [{ r: r.id, row: s.row, p, a }];
+      return [];
+    });
+  }
+
+  /** Writes charges to PostgreSQL, each once per reservation and scope. */
+  private async apply(entries: Entry[]): Promise<void> {
+    const gates = entries.filter((e) => e.g);
+    if (gates.length > 0) await sql().query(APPLY, [JSON.stringify(gates)]);
+    for (const e of entries) {
+      if (e.row) await applyRowSettlement(e.r, e.row, new Date(e.p), Number(e.a));
+    }
   }
 
   /** Reserves `amount` in every scope at once, or refuses naming the first scope it does not fit. */
@@ -326,11 +361,7 @@ export class RedisLedger implements SpendingLedger {
   private async settleInRedis(r: ScopedReservation, usd: number): Promise<void> {
     const keys = r.scopes.map((s) => this.keyOf(s));
     const units = toUnits(usd);
-    const entries: Entry[] = r.scopes.flatMap((s) =>
-      s.kind === 'gate' && units > 0
-        ? [{ r: r.id, g: s.gateId, p: s.periodStart.toISOString(), a: fromUnits(units).toFixed(8) }]
-        : [],
-    );
+    const entries = this.entriesOf(r, fromUnits(units));
     for (let tries = 0; ; tries++) {
       const result = await this.run(
         'settle',
@@ -373,22 +404,29 @@ export class RedisLedger implements SpendingLedger {
     await this.sqlLedger.settled();
   }
 
+  /** What PostgreSQL holds of a scope's spending this period; null when the scope is gone. */
+  private async storedSpent(scope: ScopeSpec): Promise<number | null> {
+    if (scope.kind === 'row') return rowSpent(scope.row, scope.periodStart);
+    const [row] =
+      scope.kind === 'gate'
+        ? await sql().query<{ spent: string | number }>(
+            `SELECT CASE WHEN spending_period_start >= $2 THEN spending_current ELSE 0 END AS spent
+             FROM gates WHERE id = $1::uuid`,
+            [scope.gateId, scope.periodStart],
+          )
+        : await sql().query<{ spent: string | number }>(
+            'SELECT spending_current AS spent FROM agent_sessions WHERE id = $1::uuid',
+            [scope.sessionId],
+          );
+    return row ? Number(row.spent) : null;
+  }
+
   /** Loads missing counters from PostgreSQL (another process may have loaded them first). */
   private async load(scopes: ScopeSpec[]): Promise<void> {
     for (const scope of scopes) {
-      const [row] =
-        scope.kind === 'gate'
-          ? await sql().query<{ spent: string | number }>(
-              `SELECT CASE WHEN spending_period_start >= $2 THEN spending_current ELSE 0 END AS spent
-               FROM gates WHERE id = $1::uuid`,
-              [scope.gateId, scope.periodStart],
-            )
-          : await sql().query<{ spent: string | number }>(
-              'SELECT spending_current AS spent FROM agent_sessions WHERE id = $1::uuid',
-              [scope.sessionId],
-            );
-      // A gate or session gone: nothing may be spent on it.
-      const spent = row ? toUnits(Number(row.spent)) : Number.MAX_SAFE_INTEGER;
+      const stored = await this.storedSpent(scope);
+      // A gate, key or session gone: nothing may be spent on it.
+      const spent = stored === null ? Number.MAX_SAFE_INTEGER : toUnits(stored);
       await this.run('init', INIT, [this.keyOf(scope)], [String(spent), String(COUNTER_TTL_S)]);
     }
   }
@@ -472,7 +510,7 @@ export class RedisLedger implements SpendingLedger {
     if (this.unwritten.size === 0) return;
     const batch = [...this.unwritten];
     try {
-      await sql().query(APPLY, [JSON.stringify(batch.flatMap(([, entries]) => entries))]);
+      await this.apply(batch.flatMap(([, entries]) => entries));
     } catch (error) {
       if (!this.writeFailing)
         console.error('spending: cannot write settlements to the database; retrying', error);
@@ -500,8 +538,7 @@ export class RedisLedger implements SpendingLedger {
     const mine = new Set(this.unwritten.keys());
     const theirs = messages.filter(([id]) => !mine.has(id));
     if (theirs.length === 0) return;
-    const entries = theirs.flatMap(([, fields]) => JSON.parse(fields[1] as string) as Entry[]);
-    await sql().query(APPLY, [JSON.stringify(entries)]);
+    await this.apply(theirs.flatMap(([, fields]) => JSON.parse(fields[1] as string) as Entry[]));
     await this.redis.xdel(stream, ...theirs.map(([id]) => id));
   }
 
@@ -522,17 +559,13 @@ export class RedisLedger implements SpendingLedger {
     for (const t of this.timers) clearInterval(t);
     await this.retryPending().catch(() => {});
     await this.write().catch((error) => console.error('spending: could not write the settlements', error));
-    const left: Entry[] = [...this.pending.values()].flatMap(({ reservation, actual }) =>
-      reservation.scopes.flatMap((s) =>
-        s.kind === 'gate' && actual > 0
-          ? [{ r: reservation.id, g: s.gateId, p: s.periodStart.toISOString(), a: actual.toFixed(8) }]
-          : [],
-      ),
+    const left = [...this.pending.values()].flatMap(({ reservation, actual }) =>
+      this.entriesOf(reservation, actual),
     );
     if (left.length > 0) {
-      await sql()
-        .query(APPLY, [JSON.stringify(left)])
-        .catch((error) => console.error('spending: could not write', left.length, 'settlements', error));
+      await this.apply(left).catch((error) =>
+        console.error('spending: could not write', left.length, 'settlements', error),
+      );
     }
     await this.sqlLedger.close();
   }

@@ -4,11 +4,14 @@ import type { z } from 'zod';
 export type ErrorCode =
   | 'invalid_request'
   | 'unauthorized'
+  | 'key_expired'
   | 'forbidden'
+  | 'key_scope'
   | 'plan_limit_reached'
   | 'not_found'
   | 'conflict'
   | 'spending_limit_exceeded'
+  | 'key_spending_limit'
   | 'session_budget_exceeded'
   | 'payload_too_large'
   | 'rate_limited'
@@ -21,10 +24,13 @@ export type ErrorCode =
 export const HTTP_STATUS = {
   invalid_request: 400,
   unauthorized: 401,
+  key_expired: 401,
   spending_limit_exceeded: 402,
+  key_spending_limit: 402,
   session_budget_exceeded: 402,
   forbidden: 403,
   plan_limit_reached: 403,
+  key_scope: 403,
   not_found: 404,
   conflict: 409,
   payload_too_large: 413,
@@ -102,6 +108,22 @@ export class ServiceUnavailableError extends DomainError {
     message = 'The server is busy and could not save this change in time; nothing was changed, try again',
   ) {
     super('service_unavailable', message);
+  }
+}
+
+/** An API key past its expiresAt (401): the key stays listed, its requests are refused. */
+export class KeyExpiredError extends DomainError {
+  constructor(expiredAt: Date) {
+    super('key_expired', `This API key expired at ${expiredAt.toISOString()}`, {
+      expiredAt: expiredAt.toISOString(),
+    });
+  }
+}
+
+/** A gate or task type the request's API key is not allowed to use (403), named in `details`. */
+export class KeyScopeError extends DomainError {
+  constructor(message: string, details: { gateId: string } | { taskType: string }) {
+    super('key_scope', message, details);
   }
 }
 

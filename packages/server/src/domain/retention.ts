@@ -65,7 +65,7 @@ export async function purgeExpiredLogs(
  */
 export async function purgeSettlements(now = new Date()): Promise<number> {
   const gone = await sql().query(
-    'DELETE FROM spending_settlements WHERE created_at < $1::timestamptz RETURNING gate_id',
+    'DELETE FROM spending_settlements WHERE created_at < $1::timestamptz RETURNING scope',
     [new Date(now.getTime() - 3 * DAY_MS).toISOString()],
   );
   return gone.length;

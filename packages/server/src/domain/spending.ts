@@ -1,13 +1,20 @@
 /** Spending periods and the spendingStatus rule; shared by gate updates and the data plane. */
+import type { KeySpendingPeriod } from '@gatehouse/rules/account';
+import { EARLIEST_DATE } from '@gatehouse/rules/dates';
 import type { SPENDING_ENFORCEMENTS, SPENDING_PERIODS, SPENDING_STATUSES } from '@gatehouse/rules/gate';
 import { sql } from '../db/client.ts';
 
 export type SpendingPeriod = (typeof SPENDING_PERIODS)[number];
 export type SpendingEnforcement = (typeof SPENDING_ENFORCEMENTS)[number];
 export type SpendingStatus = (typeof SPENDING_STATUSES)[number];
+export type { KeySpendingPeriod };
 
-/** Start (UTC) of the period that contains `at`. */
-export function periodStart(period: SpendingPeriod, at: Date): Date {
+/**
+ * Start (UTC) of the period that contains `at`. A key's `total` period is its whole life: it
+ * started at the epoch and never rolls over.
+ */
+export function periodStart(period: KeySpendingPeriod, at: Date): Date {
+  if (period === 'total') return EARLIEST_DATE;
   return period === 'daily'
     ? new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate()))
     : new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
@@ -35,21 +42,25 @@ export function spendingStatusFor(gate: {
  * Spending as it stands at `now`: a period that has ended counts as zero. The stored counter is
  * reset lazily by the next write, so reads never need one.
  */
-export function effectiveSpending(
-  gate: { spendingLimitPeriod: SpendingPeriod; spendingPeriodStart: Date; spendingCurrent: number },
+export function effectiveSpending<P extends KeySpendingPeriod>(
+  gate: { spendingLimitPeriod: P; spendingPeriodStart: Date; spendingCurrent: number },
   now: Date,
-): { current: number; periodStart: Date; resetsAt: Date } {
+): { current: number; periodStart: Date; resetsAt: P extends 'total' ? null : Date } {
   const start = periodStart(gate.spendingLimitPeriod, now);
   const rolledOver = start.getTime() > gate.spendingPeriodStart.getTime();
   return {
     current: rolledOver ? 0 : gate.spendingCurrent,
     // The period's own start (a UTC day or month), not when the counter was first written.
     periodStart: start,
-    resetsAt: nextPeriodStart(gate.spendingLimitPeriod, start),
+    resetsAt: nextPeriodStart(gate.spendingLimitPeriod, start) as P extends 'total' ? null : Date,
   };
 }
 
-export function nextPeriodStart(period: SpendingPeriod, start: Date): Date {
+/** When the period that began at `start` ends; null for `total`, which never does. */
+export function nextPeriodStart(period: SpendingPeriod, start: Date): Date;
+export function nextPeriodStart(period: KeySpendingPeriod, start: Date): Date | null;
+export function nextPeriodStart(period: KeySpendingPeriod, start: Date): Date | null {
+  if (period === 'total') return null;
   return period === 'daily'
     ? new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), start.getUTCDate() + 1))
     : new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1));

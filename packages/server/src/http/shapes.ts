@@ -3,6 +3,7 @@
  * built on the rules' own field schemas where the answer repeats what was set. The openapi test
  * checks real answers against them, so a view that changes without its schema fails there.
  */
+import { apiKeyFieldSchemas } from '@gatehouse/rules/account';
 import { SESSION_STATUSES } from '@gatehouse/rules/agent';
 import { gateFieldSchemas, SPENDING_STATUSES } from '@gatehouse/rules/gate';
 import { z } from 'zod';
@@ -40,8 +41,23 @@ export const apiKeyShape = z
     createdAt: time,
     lastUsedAt: time.nullable(),
     revokedAt: time.nullable(),
+    expiresAt: time.nullable().describe('When the key stops working (401 key_expired); null: never'),
+    previousKeyExpiresAt: time
+      .nullable()
+      .describe('Until when the secret replaced by the last roll still works; null: it does not'),
     rateLimitRpm: z.number().int().nullable(),
     rateLimitTpm: z.number().int().nullable(),
+    spendingLimit: apiKeyFieldSchemas.spendingLimit,
+    spendingLimitPeriod: apiKeyFieldSchemas.spendingLimitPeriod,
+    spendingEnforcement: apiKeyFieldSchemas.spendingEnforcement,
+    spendingCurrent: z.number().describe("What the key has spent this period (its life, for 'total')"),
+    spendingResetsAt: time.nullable().describe("When spendingCurrent starts again at zero; null for 'total'"),
+    spendingStatus: z.enum(SPENDING_STATUSES),
+    allowedGates: z.array(uuid).describe("The account's gates the key may use; empty: all"),
+    allowedTaskTypes: apiKeyFieldSchemas.allowedTaskTypes.describe(
+      'The task types the key may use; empty: all',
+    ),
+    metadata: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])),
   })
   .meta({ id: 'ApiKey' });
 

@@ -1,4 +1,5 @@
 import type { SessionRequest, SessionState } from '../domain/agentSessions.ts';
+import { apiKeyState } from '../domain/apiKeys.ts';
 import type { GateVersionEntry } from '../domain/gateHistory.ts';
 import type { GateState } from '../domain/gates.ts';
 import type { LogEntryDetail, LogEntrySummary, logOverview, logSeries } from '../domain/logs.ts';
@@ -26,6 +27,7 @@ export function accountView(user: User) {
 }
 
 export function apiKeyView(key: ApiKey) {
+  const state = apiKeyState(key);
   return {
     id: key.id,
     name: key.name,
@@ -33,8 +35,19 @@ export function apiKeyView(key: ApiKey) {
     createdAt: key.createdAt.toISOString(),
     lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
     revokedAt: key.revokedAt?.toISOString() ?? null,
+    expiresAt: key.expiresAt?.toISOString() ?? null,
+    previousKeyExpiresAt: state.previousKeyExpiresAt?.toISOString() ?? null,
     rateLimitRpm: key.rateLimitRpm,
     rateLimitTpm: key.rateLimitTpm,
+    spendingLimit: state.spendingLimit,
+    spendingLimitPeriod: state.spendingLimitPeriod,
+    spendingEnforcement: state.spendingEnforcement,
+    spendingCurrent: state.spendingCurrent,
+    spendingResetsAt: state.spendingResetsAt?.toISOString() ?? null,
+    spendingStatus: state.spendingStatus,
+    allowedGates: key.allowedGates,
+    allowedTaskTypes: key.allowedTaskTypes,
+    metadata: state.metadata,
   };
 }
 

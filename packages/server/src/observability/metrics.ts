@@ -151,7 +151,12 @@ export type FinishedRequest = {
   attempts: unknown;
 };
 
-const SPENDING_REFUSALS = new Set(['spending_limit_exceeded', 'spending_unavailable']);
+const SPENDING_REFUSALS = new Set([
+  'spending_limit_exceeded',
+  'key_spending_limit',
+  'session_budget_exceeded',
+  'spending_unavailable',
+]);
 const PROVIDER_FAILURES = new Set(['upstream_error', 'upstream_timeout', 'rate_limited']);
 
 /** `unexpected`: the request failed on an error of the gateway's own (a bug, not a refusal). */

@@ -1,7 +1,7 @@
-import { apiKeyCreateSchema, apiKeyUpdateSchema } from '@gatehouse/rules/account';
+import { apiKeyCreateSchema, apiKeyRollSchema, apiKeyUpdateSchema } from '@gatehouse/rules/account';
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { createApiKey, listApiKeys, revokeApiKey, updateApiKey } from '../domain/apiKeys.ts';
+import { createApiKey, listApiKeys, revokeApiKey, rollApiKey, updateApiKey } from '../domain/apiKeys.ts';
 import { readJson } from '../http/errors.ts';
 import type { ActorEnv } from '../http/middleware.ts';
 import { describe, ERRORS } from '../http/openapi.ts';
@@ -45,7 +45,7 @@ export const apiKeyRoutes = new Hono<ActorEnv>()
   .patch(
     '/:id',
     describe({
-      summary: "Change an API key's name or limits",
+      summary: "Change an API key's name, limits, scope, expiry or metadata",
       tags,
       body: apiKeyUpdateSchema,
       ok: { description: 'The key as it is now', schema: apiKeyShape },
@@ -54,6 +54,21 @@ export const apiKeyRoutes = new Hono<ActorEnv>()
     async (c) => {
       const apiKey = await updateApiKey(c.var.actor.user.id, c.req.param('id'), await readJson(c));
       return c.json(apiKeyView(apiKey));
+    },
+  )
+  .post(
+    '/:id/roll',
+    describe({
+      summary: 'Roll an API key: a new secret for the same key, the old one valid for `graceSeconds`',
+      tags,
+      body: apiKeyRollSchema,
+      ok: { description: 'The key, its new secret in `key` (shown this once)', schema: issuedApiKeyShape },
+      errors: ERRORS.write,
+    }),
+    async (c) => {
+      const body = await readJson(c, undefined, { optional: true });
+      const { apiKey, key } = await rollApiKey(c.var.actor.user.id, c.req.param('id'), body);
+      return c.json({ ...apiKeyView(apiKey), key });
     },
   )
   .delete(

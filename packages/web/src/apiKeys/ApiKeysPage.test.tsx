@@ -1,10 +1,13 @@
-import { render, screen, waitFor, within } from '@testing-library/react';
+import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { Client, fetchExchange, Provider } from 'urql';
 import { describe, expect, it, vi } from 'vitest';
 import { ApiKeysPage } from './ApiKeysPage.tsx';
 
 type Variables = Record<string, unknown>;
+
+const SUPPORT = '0b6f3a52-5d3e-4c1e-9d0a-6a1f2b3c4d5e';
+const SEARCH = '7c2d9e41-8a6b-4f3c-b2d1-0e9f8a7b6c5d';
 
 const batchKey = {
   __typename: 'ApiKey',
@@ -16,13 +19,30 @@ const batchKey = {
   revokedAt: null,
   rateLimitRpm: 10,
   rateLimitTpm: null,
+  expiresAt: null,
+  previousKeyExpiresAt: null,
+  spendingLimit: 5,
+  spendingLimitPeriod: 'MONTHLY',
+  spendingEnforcement: 'BLOCK',
+  spendingCurrent: 1.25,
+  spendingStatus: 'ACTIVE',
+  allowedGates: [SUPPORT],
+  allowedTaskTypes: ['CHAT'],
 };
+
+const gates = [
+  { __typename: 'Gate', id: SUPPORT, name: 'support-bot' },
+  { __typename: 'Gate', id: SEARCH, name: 'search' },
+];
 
 /**
  * The GraphQL server as a test double behind urql's real client: answers by operation name and
  * records what the page sent. `update` decides updateApiKey's outcome.
  */
-function fakeGraphQL(update: (variables: Variables) => Record<string, unknown>) {
+function fakeGraphQL(
+  update: (variables: Variables) => Record<string, unknown>,
+  roll: (variables: Variables) => Record<string, unknown> = rolled,
+) {
   const sent: { operation: string; variables: Variables }[] = [];
   const fetch = vi.fn(async (_url: RequestInfo | URL, init?: RequestInit) => {
     const body = JSON.parse(String(init?.body)) as { query: string; variables: Variables };
@@ -41,9 +61,18 @@ function fakeGraphQL(update: (variables: Variables) => Record<string, unknown>) 
                 },
               },
             }
-          : operation === 'UpdateApiKeyLimits'
+          : operation === 'UpdateApiKeyLimits' || operation === 'UpdateApiKeySettings'
             ? { updateApiKey: update(body.variables) }
-            : null;
+            : operation === 'ApiKeyGates'
+              ? {
+                  gates: {
+                    __typename: 'GateConnection',
+                    edges: gates.map((node) => ({ __typename: 'GateEdge', node })),
+                  },
+                }
+              : operation === 'RollApiKey'
+                ? { rollApiKey: roll(body.variables) }
+                : null;
     return new Response(JSON.stringify(data ? { data } : { errors: [{ message: `no ${operation} here` }] }), {
       headers: { 'content-type': 'application/json' },
     });
@@ -64,6 +93,23 @@ function renderPage(graphql: ReturnType<typeof fakeGraphQL>) {
       <ApiKeysPage />
     </Provider>,
   );
+}
+
+function rolled(variables: Variables) {
+  return {
+    __typename: 'MutationRollApiKeySuccess',
+    data: {
+      __typename: 'CreatedApiKey',
+      key: 'gh_rolled_secret',
+      apiKey: {
+        __typename: 'ApiKey',
+        id: variables.id,
+        name: 'batch job',
+        prefix: 'gh_rolled12',
+        previousKeyExpiresAt: '2026-11-03T10:00:00.000Z',
+      },
+    },
+  };
 }
 
 const savedLimits = (variables: Variables) => ({
@@ -131,5 +177,82 @@ describe('the API keys page', () => {
     expect((await within(form).findByText('Is more than this plan allows')).id).toBe(
       'key-k-batch-rateLimitRpm-error',
     );
+  });
+
+  it("shows a key's spending and scope by the gates' names", async () => {
+    renderPage(fakeGraphQL(savedLimits));
+    expect(await screen.findByRole('cell', { name: '$1.25 of $5.00 this month' })).toBeTruthy();
+    expect(await screen.findByRole('cell', { name: 'support-bot · chat' })).toBeTruthy();
+  });
+
+  it('saves a spending limit, scope and expiry as GraphQL takes them, and refuses a bad limit first', async () => {
+    const user = userEvent.setup();
+    const graphql = fakeGraphQL(savedLimits);
+    renderPage(graphql);
+    await user.click(
+      await screen.findByRole('button', { name: 'Edit the spending limit, scope and expiry of batch job' }),
+    );
+    const form = screen.getByRole('form', { name: 'Settings of batch job' });
+    const limit = within(form).getByLabelText('Spending limit (USD)');
+    await user.clear(limit);
+    await user.type(limit, '-3');
+    await user.click(within(form).getByRole('button', { name: 'Save settings' }));
+    expect((await within(form).findByText('Too small: expected number to be >=0')).id).toBe(
+      'key-k-batch-spendingLimit-error',
+    );
+    expect(graphql.calls('UpdateApiKeySettings')).toEqual([]);
+
+    await user.clear(limit);
+    await user.type(limit, '20');
+    await user.selectOptions(within(form).getByLabelText('Period'), "Over the key's life");
+    await user.click(within(form).getByLabelText('search'));
+    await user.click(within(form).getByLabelText('embeddings'));
+    fireEvent.change(within(form).getByLabelText('Expires'), { target: { value: '2999-01-02T03:04' } });
+    await user.click(within(form).getByRole('button', { name: 'Save settings' }));
+    await waitFor(() => expect(screen.queryByRole('form', { name: 'Settings of batch job' })).toBeNull());
+    expect(graphql.calls('UpdateApiKeySettings')).toEqual([
+      {
+        id: 'k-batch',
+        input: {
+          spendingLimit: 20,
+          spendingLimitPeriod: 'TOTAL',
+          spendingEnforcement: 'BLOCK',
+          allowedGates: [SUPPORT, SEARCH],
+          allowedTaskTypes: ['CHAT', 'EMBEDDINGS'],
+          expiresAt: new Date('2999-01-02T03:04').toISOString(),
+        },
+      },
+    ]);
+  });
+
+  it("puts the server's issue on a gate of the scope on the gates' field", async () => {
+    const user = userEvent.setup();
+    const graphql = fakeGraphQL(() => ({
+      __typename: 'ValidationError',
+      message: 'Invalid request',
+      issues: [{ path: 'allowedGates.0', message: `no gate of yours has id ${SUPPORT}` }],
+    }));
+    renderPage(graphql);
+    await user.click(
+      await screen.findByRole('button', { name: 'Edit the spending limit, scope and expiry of batch job' }),
+    );
+    const form = screen.getByRole('form', { name: 'Settings of batch job' });
+    await user.click(within(form).getByRole('button', { name: 'Save settings' }));
+    expect((await within(form).findByText(`No gate of yours has id ${SUPPORT}`)).id).toBe(
+      'key-k-batch-allowedGates-error',
+    );
+  });
+
+  it('rolls a key with the grace chosen and shows the new secret once', async () => {
+    const user = userEvent.setup();
+    const graphql = fakeGraphQL(savedLimits);
+    renderPage(graphql);
+    await user.click(await screen.findByRole('button', { name: 'Roll batch job' }));
+    const form = screen.getByRole('form', { name: 'Roll batch job' });
+    await user.selectOptions(within(form).getByLabelText('Keep the current secret working for'), '24 hours');
+    await user.click(within(form).getByRole('button', { name: 'Roll key' }));
+    await screen.findByText('Your new key: copy it now, you will not see it again');
+    expect((screen.getByLabelText('API key “batch job”') as HTMLInputElement).value).toBe('gh_rolled_secret');
+    expect(graphql.calls('RollApiKey')).toEqual([{ id: 'k-batch', graceSeconds: 86400 }]);
   });
 });

@@ -22,6 +22,17 @@ import {
   noLimits,
 } from './apiKeyForm.ts';
 import { CreateApiKeyForm, LimitFields } from './CreateApiKeyForm.tsx';
+import { KeySettingsForm } from './KeySettingsForm.tsx';
+import {
+  KEY_SETTINGS_FIELDS,
+  type KeySettingsValues,
+  keySettingsResolver,
+  keySettingsToForm,
+  keySettingsToGraphQL,
+  scopeText,
+  spendingText,
+} from './keySettings.ts';
+import { RollKeyForm } from './RollKeyForm.tsx';
 
 const ApiKeysQuery = graphql(`
   query ApiKeys {
@@ -34,9 +45,80 @@ const ApiKeysQuery = graphql(`
       revokedAt
       rateLimitRpm
       rateLimitTpm
+      expiresAt
+      previousKeyExpiresAt
+      spendingLimit
+      spendingLimitPeriod
+      spendingEnforcement
+      spendingCurrent
+      spendingStatus
+      allowedGates
+      allowedTaskTypes
     }
   }
 `);
+
+/** The account's gates, to scope a key to (an operation's lists may hold 500 rows). */
+const ApiKeyGatesQuery = graphql(`
+  query ApiKeyGates {
+    gates(first: 200) {
+      edges {
+        node {
+          id
+          name
+        }
+      }
+    }
+  }
+`);
+
+const UpdateApiKeySettingsMutation = graphql(
+  `
+  mutation UpdateApiKeySettings($id: ID!, $input: ApiKeyInput!) {
+    updateApiKey(id: $id, input: $input) {
+      __typename
+      ... on MutationUpdateApiKeySuccess {
+        data {
+          id
+          expiresAt
+          spendingLimit
+          spendingLimitPeriod
+          spendingEnforcement
+          spendingCurrent
+          spendingStatus
+          allowedGates
+          allowedTaskTypes
+        }
+      }
+      ...MutationErrorFields
+    }
+  }
+`,
+  [MutationErrorFields],
+);
+
+const RollApiKeyMutation = graphql(
+  `
+  mutation RollApiKey($id: ID!, $graceSeconds: Int!) {
+    rollApiKey(id: $id, graceSeconds: $graceSeconds) {
+      __typename
+      ... on MutationRollApiKeySuccess {
+        data {
+          key
+          apiKey {
+            id
+            name
+            prefix
+            previousKeyExpiresAt
+          }
+        }
+      }
+      ...MutationErrorFields
+    }
+  }
+`,
+  [MutationErrorFields],
+);
 
 const CreateApiKeyMutation = graphql(
   `
@@ -98,11 +180,20 @@ const RevokeApiKeyMutation = graphql(
 
 type ApiKeyRow = ResultOf<typeof ApiKeysQuery>['apiKeys'][number];
 
+type Issue = { path: string; message: string };
+
 /** Saves a key's limits: null when saved, else the issues to show (on their fields, or above). */
-type SaveLimits = (
-  id: string,
-  values: ApiKeyLimitsValues,
-) => Promise<{ path: string; message: string }[] | null>;
+type SaveLimits = (id: string, values: ApiKeyLimitsValues) => Promise<Issue[] | null>;
+
+/** What a row may do to its key, each answering null when done or what went wrong. */
+type RowActions = {
+  onRevoke: (id: string) => Promise<string | null>;
+  onSaveLimits: SaveLimits;
+  onSaveSettings: (id: string, values: KeySettingsValues) => Promise<Issue[] | null>;
+  onRoll: (id: string, graceSeconds: number) => Promise<string | null>;
+  gates: readonly { id: string; name: string }[];
+  gateNames: ReadonlyMap<string, string>;
+};
 
 /**
  * The account's API keys: issue one (its secret shown once), see when each was used, set its
@@ -119,6 +210,9 @@ export function ApiKeysPage() {
   const [, createApiKey] = useMutation(CreateApiKeyMutation);
   const [, revokeApiKey] = useMutation(RevokeApiKeyMutation);
   const [, updateApiKey] = useMutation(UpdateApiKeyLimitsMutation);
+  const [, updateSettings] = useMutation(UpdateApiKeySettingsMutation);
+  const [, rollApiKey] = useMutation(RollApiKeyMutation);
+  const [{ data: gateData }] = useQuery({ query: ApiKeyGatesQuery });
   const form = useForm<NewApiKey>({ defaultValues: { name: '', ...noLimits }, resolver: newApiKeyResolver });
   const [issued, setIssued] = useState<{ key: string; name: string } | null>(null);
 
@@ -151,6 +245,32 @@ export function ApiKeysPage() {
       },
     ];
   };
+
+  const onSaveSettings = async (id: string, values: KeySettingsValues): Promise<Issue[] | null> => {
+    const result = await updateSettings({ id, input: keySettingsToGraphQL(values) }, context);
+    const outcome = result.data?.updateApiKey;
+    if (outcome?.__typename === 'MutationUpdateApiKeySuccess') return null;
+    if (outcome?.__typename === 'ValidationError') return [...(outcome.issues ?? [])];
+    return [
+      {
+        path: '',
+        message: outcome?.message ?? result.error?.message ?? 'The settings could not be saved; try again.',
+      },
+    ];
+  };
+
+  const onRoll = async (id: string, graceSeconds: number): Promise<string | null> => {
+    const result = await rollApiKey({ id, graceSeconds }, context);
+    const outcome = result.data?.rollApiKey;
+    if (outcome?.__typename === 'MutationRollApiKeySuccess') {
+      setIssued({ key: outcome.data.key, name: outcome.data.apiKey.name });
+      return null;
+    }
+    return outcome?.message ?? result.error?.message ?? 'The key could not be rolled; try again.';
+  };
+
+  const gates = useMemo(() => gateData?.gates.edges.map((e) => e.node) ?? [], [gateData]);
+  const gateNames = useMemo(() => new Map(gates.map((g) => [g.id, g.name])), [gates]);
 
   const onRevoke = async (id: string): Promise<string | null> => {
     const result = await revokeApiKey({ id }, context);
@@ -199,22 +319,19 @@ export function ApiKeysPage() {
         </div>
       )}
       {keys && keys.length > 0 && (
-        <ApiKeysTable keys={keys} onRevoke={onRevoke} onSaveLimits={onSaveLimits} />
+        <ApiKeysTable
+          keys={keys}
+          actions={{ onRevoke, onSaveLimits, onSaveSettings, onRoll, gates, gateNames }}
+        />
       )}
       <p className="muted small">Last use is recorded at most once a minute per key.</p>
     </section>
   );
 }
 
-function ApiKeysTable({
-  keys,
-  onRevoke,
-  onSaveLimits,
-}: {
-  keys: ApiKeyRow[];
-  onRevoke: (id: string) => Promise<string | null>;
-  onSaveLimits: SaveLimits;
-}) {
+const COLUMNS = 9;
+
+function ApiKeysTable({ keys, actions }: { keys: ApiKeyRow[]; actions: RowActions }) {
   return (
     <div className="table-wrap">
       <table className="table">
@@ -226,6 +343,8 @@ function ApiKeysTable({
             <th>Last used</th>
             <th>Status</th>
             <th>Rate limits</th>
+            <th>Spending</th>
+            <th>Scope</th>
             <th>
               <span className="sr-only">Actions</span>
             </th>
@@ -233,7 +352,7 @@ function ApiKeysTable({
         </thead>
         <tbody>
           {keys.map((apiKey) => (
-            <ApiKeyTableRow key={apiKey.id} apiKey={apiKey} onRevoke={onRevoke} onSaveLimits={onSaveLimits} />
+            <ApiKeyTableRow key={apiKey.id} apiKey={apiKey} actions={actions} />
           ))}
         </tbody>
       </table>
@@ -241,17 +360,39 @@ function ApiKeysTable({
   );
 }
 
-function ApiKeyTableRow({
-  apiKey,
-  onRevoke,
-  onSaveLimits,
-}: {
-  apiKey: ApiKeyRow;
-  onRevoke: (id: string) => Promise<string | null>;
-  onSaveLimits: SaveLimits;
-}) {
+/** The key's state: revoked, expired, expiring, or active (with the old secret's grace after a roll). */
+function KeyStatus({ apiKey }: { apiKey: ApiKeyRow }) {
+  if (apiKey.revokedAt) {
+    return (
+      <>
+        <span className="badge danger">revoked</span>
+        <div className="muted small">{formatUtc(apiKey.revokedAt)}</div>
+      </>
+    );
+  }
+  const expired = apiKey.expiresAt !== null && Date.parse(apiKey.expiresAt) <= Date.now();
+  return (
+    <>
+      {expired ? <span className="badge danger">expired</span> : <span className="badge ok">active</span>}
+      {apiKey.expiresAt && (
+        <div className="muted small">
+          {expired ? 'since' : 'expires'} {formatUtc(apiKey.expiresAt)}
+        </div>
+      )}
+      {apiKey.previousKeyExpiresAt && (
+        <div className="muted small">old secret until {formatUtc(apiKey.previousKeyExpiresAt)}</div>
+      )}
+    </>
+  );
+}
+
+type Editing = 'limits' | 'settings' | 'roll' | null;
+
+function ApiKeyTableRow({ apiKey, actions }: { apiKey: ApiKeyRow; actions: RowActions }) {
+  const { onRevoke, onSaveLimits } = actions;
   const confirmation = useConfirmation(() => onRevoke(apiKey.id));
-  const [editing, setEditing] = useState(false);
+  const [editing, setEditingWhat] = useState<Editing>(null);
+  const setEditing = (open: boolean) => setEditingWhat(open ? 'limits' : null);
   const revoked = apiKey.revokedAt !== null;
 
   return (
@@ -269,16 +410,14 @@ function ApiKeyTableRow({
         <td>{formatUtc(apiKey.createdAt)}</td>
         <td>{apiKey.lastUsedAt ? formatUtc(apiKey.lastUsedAt) : <span className="muted">Never</span>}</td>
         <td>
-          {revoked && apiKey.revokedAt ? (
-            <>
-              <span className="badge danger">revoked</span>
-              <div className="muted small">{formatUtc(apiKey.revokedAt)}</div>
-            </>
-          ) : (
-            <span className="badge ok">active</span>
-          )}
+          <KeyStatus apiKey={apiKey} />
         </td>
         <td>{limitsText(apiKey)}</td>
+        <td>
+          {spendingText(apiKey)}
+          {apiKey.spendingStatus === 'SUSPENDED' && <div className="badge danger">suspended</div>}
+        </td>
+        <td>{scopeText(apiKey, actions.gateNames)}</td>
         <td className="row-actions">
           {!revoked && !editing && !confirmation.confirming && (
             <button
@@ -290,18 +429,61 @@ function ApiKeyTableRow({
               Limits
             </button>
           )}
+          {!revoked && !editing && !confirmation.confirming && (
+            <button
+              type="button"
+              className="button subtle"
+              aria-label={`Edit the spending limit, scope and expiry of ${apiKey.name}`}
+              onClick={() => setEditingWhat('settings')}
+            >
+              Settings
+            </button>
+          )}
+          {!revoked && !editing && !confirmation.confirming && (
+            <button
+              type="button"
+              className="button subtle"
+              aria-label={`Roll ${apiKey.name}`}
+              onClick={() => setEditingWhat('roll')}
+            >
+              Roll
+            </button>
+          )}
           {!revoked && !editing && <AskButton confirmation={confirmation}>Revoke</AskButton>}
         </td>
       </tr>
-      {editing && (
+      {editing === 'limits' && (
         <tr>
-          <td colSpan={7}>
+          <td colSpan={COLUMNS}>
             <LimitsForm apiKey={apiKey} onSave={onSaveLimits} onDone={() => setEditing(false)} />
           </td>
         </tr>
       )}
+      {editing === 'settings' && (
+        <tr>
+          <td colSpan={COLUMNS}>
+            <SettingsForm apiKey={apiKey} actions={actions} onDone={() => setEditing(false)} />
+          </td>
+        </tr>
+      )}
+      {editing === 'roll' && (
+        <tr>
+          <td colSpan={COLUMNS}>
+            <RollKeyForm
+              name={apiKey.name}
+              idPrefix={`key-${apiKey.id}`}
+              onRoll={async (grace) => {
+                const problem = await actions.onRoll(apiKey.id, grace);
+                if (!problem) setEditing(false);
+                return problem;
+              }}
+              onCancel={() => setEditing(false)}
+            />
+          </td>
+        </tr>
+      )}
       <ConfirmRow
-        columns={7}
+        columns={COLUMNS}
         confirmation={confirmation}
         label={`Revoke ${apiKey.name}`}
         question={
@@ -314,6 +496,43 @@ function ApiKeyTableRow({
         busyAction="Revoking…"
       />
     </>
+  );
+}
+
+/** A key's spending limit, scope and expiry, saved together; closes once saved. */
+function SettingsForm({
+  apiKey,
+  actions,
+  onDone,
+}: {
+  apiKey: ApiKeyRow;
+  actions: RowActions;
+  onDone: () => void;
+}) {
+  const form = useForm<KeySettingsValues>({
+    defaultValues: keySettingsToForm(apiKey),
+    resolver: keySettingsResolver,
+  });
+  const onSubmit = async (values: KeySettingsValues) => {
+    const issues = await actions.onSaveSettings(apiKey.id, values);
+    if (!issues) return onDone();
+    for (const issue of issues) {
+      const head = issue.path.split('.')[0] ?? '';
+      const field = (KEY_SETTINGS_FIELDS as readonly string[]).includes(head)
+        ? (head as (typeof KEY_SETTINGS_FIELDS)[number])
+        : 'root.server';
+      form.setError(field, { type: 'server', message: sentence(issue.message) });
+    }
+  };
+  return (
+    <KeySettingsForm
+      form={form}
+      onSubmit={onSubmit}
+      onCancel={onDone}
+      name={apiKey.name}
+      idPrefix={`key-${apiKey.id}`}
+      gates={actions.gates}
+    />
   );
 }
 

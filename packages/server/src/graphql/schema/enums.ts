@@ -5,7 +5,7 @@
  * rules see the wire value that REST takes.
  */
 
-import { PLAN_IDS } from '@gatehouse/rules/account';
+import { KEY_SPENDING_PERIODS, PLAN_IDS } from '@gatehouse/rules/account';
 import { SESSION_STATUSES } from '@gatehouse/rules/agent';
 import { enumValueOf } from '@gatehouse/rules/enumValues';
 import {
@@ -60,6 +60,7 @@ export const AnalysisMethod = choiceEnum('AnalysisMethod', ANALYSIS_METHODS);
 export const ReanalysisPeriod = choiceEnum('ReanalysisPeriod', REANALYSIS_PERIODS);
 export const ResponseFormatType = choiceEnum('ResponseFormatType', RESPONSE_FORMAT_TYPES);
 export const SpendingPeriod = choiceEnum('SpendingPeriod', SPENDING_PERIODS);
+export const KeySpendingPeriod = choiceEnum('KeySpendingPeriod', KEY_SPENDING_PERIODS);
 export const SpendingEnforcement = choiceEnum('SpendingEnforcement', SPENDING_ENFORCEMENTS);
 export const SpendingStatus = choiceEnum('SpendingStatus', SPENDING_STATUSES);
 export const LogStatus = choiceEnum('LogStatus', LOG_STATUSES);

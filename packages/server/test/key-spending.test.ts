@@ -1,0 +1,99 @@
+/**
+ * An API key's own spending limit is a scope of every request made with it, reserved with the
+ * gate's and the others at once, all or none: 150 concurrent requests on one key over two gates
+ * never spend past the key's budget, on both ledgers, and the refusal names the key.
+ */
+import { describe, expect, it } from 'vitest';
+import { worstCaseCost } from '../src/dataplane/cost.ts';
+import { publish } from '../src/db/changes.ts';
+import { sql } from '../src/db/client.ts';
+import { LEDGERS, useTestApp } from './support/app.ts';
+import { chat, type NativeError, readGate, say } from './support/chat.ts';
+import { createGate, signUpUser, type TestUser } from './support/factories.ts';
+
+describe.each(LEDGERS)('on %s', (_ledger, env) => {
+  const app = useTestApp(env);
+
+  /** Sets the key's limit in its row, as the keys API stores it, and drops the cached key. */
+  async function limitKey(user: TestUser, limit: number, enforcement = 'block', period = 'monthly') {
+    await sql().query(
+      `UPDATE api_keys SET spending_limit = $2::numeric, spending_enforcement = $3, spending_limit_period = $4
+       WHERE user_id = $1::uuid`,
+      [user.id, limit.toFixed(8), enforcement, period],
+    );
+    await publish({ kind: 'account', userId: user.id });
+  }
+
+  async function keySpent(user: TestUser): Promise<number> {
+    await app.runtime.spending.settled();
+    const [row] = await sql().query<{ spending_current: string }>(
+      'SELECT spending_current FROM api_keys WHERE user_id = $1::uuid',
+      [user.id],
+    );
+    return Number(row?.spending_current);
+  }
+
+  it('lets at most N of 150 simultaneous requests over two gates through when the key covers N; the key never passes its limit', async () => {
+    const user = await signUpUser(app);
+    const N = 12;
+    const content = '[mock:delay=2000] how much?';
+    const maxTokens = 100;
+    const worst = worstCaseCost(['mock/echo'], { messages: [{ role: 'user', content }], maxTokens });
+    const limit = Number((N * worst).toFixed(8));
+    const gates = [
+      await createGate(app, user, { model: 'mock/echo', maxTokens }),
+      await createGate(app, user, { model: 'mock/echo', maxTokens }),
+    ];
+    await limitKey(user, limit);
+
+    const responses = await Promise.all(
+      Array.from({ length: 150 }, (_, i) =>
+        chat(app, user, (gates[i % 2] as { id: string }).id, { messages: say(content) }),
+      ),
+    );
+    const passed = responses.filter((r) => r.status === 200);
+    const refused = responses.filter((r) => r.status === 402);
+    expect(passed.length + refused.length).toBe(150);
+    expect(passed.length).toBeGreaterThan(0);
+    expect(passed.length).toBeLessThanOrEqual(N);
+    const body = (await refused[0]?.json()) as NativeError & { error: { details: Record<string, unknown> } };
+    expect(body.error.code).toBe('key_spending_limit');
+    expect(body.error.message).toMatch(/API key/);
+    expect(body.error.details).toMatchObject({ scope: 'key', limitUsd: limit });
+
+    let charged = 0;
+    for (const res of passed) charged += ((await res.json()) as { costUsd: number }).costUsd;
+    const spent = await keySpent(user);
+    expect(spent).toBeLessThanOrEqual(limit);
+    expect(spent).toBeCloseTo(charged, 8);
+    // The gates are charged what they answered, as without a key limit.
+    const gateSpent =
+      (await readGate(app, user, (gates[0] as { id: string }).id)).spendingCurrent +
+      (await readGate(app, user, (gates[1] as { id: string }).id)).spendingCurrent;
+    expect(gateSpent).toBeCloseTo(charged, 8);
+  });
+
+  it('refuses even a request that costs nothing once the key has reached its limit, and a total limit never resets', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, { model: 'mock/echo', maxTokens: 50 });
+    await limitKey(user, 0.00000001, 'block', 'total');
+    const first = await chat(app, user, gate.id);
+    expect(first.status).toBe(402);
+    const body = (await first.json()) as NativeError;
+    expect(body.error.code).toBe('key_spending_limit');
+    expect(body.error.message).toMatch(/total spending limit/);
+  });
+
+  it('an alert-only key limit lets requests through and counts what the key spends', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, { model: 'mock/echo', maxTokens: 50 });
+    await limitKey(user, 0.00000001, 'alert_only');
+    let charged = 0;
+    for (let i = 0; i < 3; i++) {
+      const res = await chat(app, user, gate.id);
+      expect(res.status).toBe(200);
+      charged += ((await res.json()) as { costUsd: number }).costUsd;
+    }
+    expect(await keySpent(user)).toBeCloseTo(charged, 8);
+  });
+});
