@@ -322,6 +322,40 @@ describe('the overview’s spending by key and by end user', () => {
 });
 
 describe('a gate’s end-user spending limit', () => {
+  it('holds the end user each source names, and not a request that names none', async () => {
+    const user = await signUpUser(app);
+    // Less than any request's worst case: every request that names an end user is refused.
+    const gate = await createGate(app, user, { endUserSpendingLimit: 1e-8 });
+    const headers = { ...user.auth, 'x-gatehouse-gate-id': gate.id };
+    const named: [string, Record<string, string>, unknown][] = [
+      [
+        '/v3/chat',
+        { ...user.auth, 'x-gatehouse-user': 'ann' },
+        { gateId: gate.id, data: { messages: say('hi') } },
+      ],
+      ['/v1/chat/completions', headers, { model: 'mock/echo', messages: say('hi'), user: 'ann' }],
+      [
+        '/v1/messages',
+        headers,
+        { model: 'mock/echo', max_tokens: 50, messages: say('hi'), metadata: { user_id: 'ann' } },
+      ],
+    ];
+    for (const [path, h, json] of named) {
+      const res = await app.request(path, { method: 'POST', headers: h, json });
+      expect(res.status, `${path}: ${await res.clone().text()}`).toBe(402);
+      // Each route's own error shape, all with error.message.
+      expect(((await res.json()) as { error: { message: string } }).error.message, path).toContain(
+        'End user "ann"',
+      );
+    }
+    const unnamed = await app.request('/v3/chat', {
+      method: 'POST',
+      headers: user.auth,
+      json: { gateId: gate.id, data: { messages: say('hi') } },
+    });
+    expect(unnamed.status).toBe(200);
+  });
+
   it('is null or a positive amount, with a daily or monthly period, in REST and GraphQL', async () => {
     const user = await signUpUser(app);
     const gate = await createGate(app, user, {
