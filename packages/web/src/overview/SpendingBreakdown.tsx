@@ -80,44 +80,46 @@ function SpendingTable({
       {top.length === 0 ? (
         <p className="muted">None in this window.</p>
       ) : (
-        <table className="table">
-          <thead>
-            <tr>
-              <th scope="col">{column}</th>
-              <th scope="col" className="num">
-                Requests
-              </th>
-              <th scope="col" className="num">
-                Cost
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {top.map((share) => {
-              const to = href(share);
-              return (
-                <tr key={share.id ?? ''}>
-                  <td>
-                    {to ? (
-                      <Link href={to}>{label(share)}</Link>
-                    ) : (
-                      <span className="muted">{label(share)}</span>
-                    )}
-                  </td>
-                  <td className="num">{formatCount(share.requests)}</td>
-                  <td className="num">{formatUsd(share.costUsd)}</td>
-                </tr>
-              );
-            })}
-            {other.count > 0 && (
+        <div className="table-wrap">
+          <table className="table">
+            <thead>
               <tr>
-                <td className="muted">Other ({formatCount(other.count)} more)</td>
-                <td className="num">{formatCount(other.requests)}</td>
-                <td className="num">{formatUsd(other.costUsd)}</td>
+                <th scope="col">{column}</th>
+                <th scope="col" className="numeric">
+                  Requests
+                </th>
+                <th scope="col" className="numeric">
+                  Cost
+                </th>
               </tr>
-            )}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {top.map((share) => {
+                const to = href(share);
+                return (
+                  <tr key={share.id ?? ''}>
+                    <td>
+                      {to ? (
+                        <Link href={to}>{label(share)}</Link>
+                      ) : (
+                        <span className="muted">{label(share)}</span>
+                      )}
+                    </td>
+                    <td className="numeric">{formatCount(share.requests)}</td>
+                    <td className="numeric">{formatUsd(share.costUsd)}</td>
+                  </tr>
+                );
+              })}
+              {other.count > 0 && (
+                <tr>
+                  <td className="muted">Other ({formatCount(other.count)} more)</td>
+                  <td className="numeric">{formatCount(other.requests)}</td>
+                  <td className="numeric">{formatUsd(other.costUsd)}</td>
+                </tr>
+              )}
+            </tbody>
+          </table>
+        </div>
       )}
     </section>
   );
