@@ -213,6 +213,9 @@ export const gateFieldSchemas = {
   spendingLimit: z.number().min(0).max(LIMITS.spendingLimit).nullable(),
   spendingLimitPeriod: z.enum(SPENDING_PERIODS),
   spendingEnforcement: z.enum(SPENDING_ENFORCEMENTS),
+  /** What any one end user (x-gatehouse-user, `user`, `metadata.user_id`) may spend per period. */
+  endUserSpendingLimit: z.number().positive('must be more than 0').max(LIMITS.spendingLimit).nullable(),
+  endUserSpendingLimitPeriod: z.enum(SPENDING_PERIODS),
   ...rateLimitFieldSchemas,
   gateType: z.enum(GATE_TYPES),
   // Null on an agent gate means the default (observability; static when orchestrated).
@@ -273,6 +276,8 @@ export const GATE_DEFAULTS: Omit<GateSettings, 'name' | 'model' | 'taskType'> = 
   spendingLimit: null,
   spendingLimitPeriod: 'monthly',
   spendingEnforcement: 'alert_only',
+  endUserSpendingLimit: null,
+  endUserSpendingLimitPeriod: 'monthly',
   rateLimitRpm: null,
   rateLimitTpm: null,
   gateType: 'standard',

@@ -2,7 +2,8 @@
  * GET /metrics as Prometheus reads it: parsed with a real text-format parser, its request
  * counter agrees with the requests sent, by route, gate, model, provider and outcome; tokens,
  * cost, refusals, fallbacks and latencies are counted from the same requests; the token set by
- * GATEHOUSE_METRICS_TOKEN guards it; gates beyond GATEHOUSE_METRICS_MAX_GATES count as "other".
+ * GATEHOUSE_METRICS_TOKEN guards it; gates beyond GATEHOUSE_METRICS_MAX_GATES count as "other", and
+ * API keys (counted by id, never by secret) beyond as many.
  */
 import { describe, expect, it } from 'vitest';
 import { closeRedis, openRedis } from '../src/db/redis.ts';
@@ -17,6 +18,32 @@ const app = useTestApp({ GATEHOUSE_METRICS_TOKEN: TOKEN, GATEHOUSE_METRICS_MAX_G
 const auth = { authorization: `Bearer ${TOKEN}` };
 
 describe('GET /metrics', () => {
+  // First in the file, while the process has labelled fewer keys than its cap.
+  it('counts requests and cost per API key by its id, never its secret', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user);
+    const created = await app.request('/v1/api-keys', {
+      method: 'POST',
+      headers: user.auth,
+      json: { name: 'ci' },
+    });
+    const key = (await created.json()) as { id: string; key: string };
+    const ci = { ...user, auth: { authorization: `Bearer ${key.key}` } };
+    for (let i = 0; i < 2; i++) expect((await chat(app, ci, gate.id)).status).toBe(200);
+    expect((await chat(app, user, gate.id)).status).toBe(200);
+    expect((await chat(app, ci, gate.id, { temperature: 'warm' })).status).toBe(400);
+
+    const m = await scrape(app, auth);
+    expect(m.family('gatehouse_key_requests_total')?.type).toBe('COUNTER');
+    expect(m.total('gatehouse_key_requests_total', { key: key.id })).toBe(3);
+    expect(m.total('gatehouse_key_requests_total', { key: key.id, outcome: 'success' })).toBe(2);
+    expect(m.total('gatehouse_key_requests_total', { key: key.id, outcome: 'client_error' })).toBe(1);
+    expect(m.total('gatehouse_key_cost_usd_total', { key: key.id })).toBeGreaterThan(0);
+    const text = await (await app.request('/metrics', { headers: auth })).text();
+    expect(text).not.toContain(key.key);
+    expect(text).not.toContain(user.key);
+  });
+
   it('counts each request by route, gate, model, provider and outcome', async () => {
     const user = await signUpUser(app);
     const gate = await createGate(app, user, {
@@ -119,5 +146,36 @@ describe('GET /metrics', () => {
     const counted = gates.filter((g) => labelled.has(g.id)).length;
     expect(m.total('gatehouse_requests_total', { gate: 'other' }) - otherBefore).toBe(gates.length - counted);
     expect(gates.length - counted).toBeGreaterThanOrEqual(2);
+  });
+
+  it('labels at most as many API keys as gates, and counts the rest as key="other"', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user);
+    const keys: { id: string; key: string }[] = [];
+    for (let i = 0; i < MAX_GATES + 2; i++) {
+      const res = await app.request('/v1/api-keys', {
+        method: 'POST',
+        headers: user.auth,
+        json: { name: `k${i}` },
+      });
+      keys.push((await res.json()) as { id: string; key: string });
+    }
+    const before = await scrape(app, auth);
+    const otherBefore = before.total('gatehouse_key_requests_total', { key: 'other' });
+    for (const k of keys) {
+      const caller = { ...user, auth: { authorization: `Bearer ${k.key}` } };
+      expect((await chat(app, caller, gate.id)).status).toBe(200);
+    }
+
+    const m = await scrape(app, auth);
+    const labelled = new Set(m.samples('gatehouse_key_requests_total').map((s) => s.labels?.key));
+    labelled.delete('other');
+    labelled.delete('none');
+    expect(labelled.size).toBe(MAX_GATES);
+    const counted = keys.filter((k) => labelled.has(k.id)).length;
+    expect(m.total('gatehouse_key_requests_total', { key: 'other' }) - otherBefore).toBe(
+      keys.length - counted,
+    );
+    expect(keys.length - counted).toBeGreaterThanOrEqual(2);
   });
 });

@@ -173,6 +173,16 @@ const BAD_VALUES: Record<string, [label: string, value: unknown][]> = {
     ['"hard"', 'hard'],
     ['null', null],
   ],
+  endUserSpendingLimit: [
+    ['0', 0],
+    ['-1', -1],
+    ['the string "5"', '5'],
+    ['above a billion', 1e10],
+  ],
+  endUserSpendingLimitPeriod: [
+    ['"total"', 'total'],
+    ['null', null],
+  ],
   rateLimitRpm: [
     ['0', 0],
     ['1.5', 1.5],

@@ -42,6 +42,7 @@ const GATE_CHOICES = {
   reanalysisPeriod: REANALYSIS_PERIODS,
   responseFormatType: RESPONSE_FORMAT_TYPES,
   spendingLimitPeriod: SPENDING_PERIODS,
+  endUserSpendingLimitPeriod: SPENDING_PERIODS,
   spendingEnforcement: SPENDING_ENFORCEMENTS,
   gateType: GATE_TYPES,
   agentMode: AGENT_MODES,

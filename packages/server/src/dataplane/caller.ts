@@ -15,6 +15,9 @@ export type TaskCaller = {
   body?: unknown;
   /** The API key the request came with (none from a dashboard session): its limits apply too. */
   apiKey?: ApiKey;
-  /** The end user the request names (a body's user field, or x-gatehouse-user). */
+  /**
+   * The end user the request names (x-gatehouse-user, OpenAI's `user`, Anthropic's
+   * `metadata.user_id`): kept on its log entry; a gate's end-user limit holds it.
+   */
   endUser?: string;
 };

@@ -23,6 +23,9 @@ export type StoredMedia = { mimeType: string; data: Uint8Array };
 const COLUMNS: [string, string, keyof LogEntryData][] = [
   ['id', 'uuid', 'id'],
   ['user_id', 'uuid', 'userId'],
+  ['api_key_id', 'uuid', 'apiKeyId'],
+  ['api_key_name', 'text', 'apiKeyName'],
+  ['end_user', 'text', 'endUser'],
   ['gate_id', 'uuid', 'gateId'],
   ['gate_name', 'text', 'gateName'],
   ['endpoint', 'text', 'endpoint'],

@@ -297,6 +297,9 @@ function logEntryOf<R extends TaskRequestBase, P, A extends TaskAnswerBase>(
   return {
     id: t.id,
     userId: t.caller.userId,
+    apiKeyId: t.caller.apiKey?.id ?? null,
+    apiKeyName: t.caller.apiKey?.name ?? null,
+    endUser: t.caller.endUser ?? null,
     gateId: gate.id,
     gateName: gate.name,
     endpoint: t.caller.endpoint,

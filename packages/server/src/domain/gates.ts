@@ -74,6 +74,8 @@ export function settingsOf(gate: Gate): GateSettings {
     spendingLimit: gate.spendingLimit === null ? null : Number(gate.spendingLimit),
     spendingLimitPeriod: gate.spendingLimitPeriod as SpendingPeriod,
     spendingEnforcement: gate.spendingEnforcement as SpendingEnforcement,
+    endUserSpendingLimit: gate.endUserSpendingLimit === null ? null : Number(gate.endUserSpendingLimit),
+    endUserSpendingLimitPeriod: gate.endUserSpendingLimitPeriod as SpendingPeriod,
     rateLimitRpm: gate.rateLimitRpm,
     rateLimitTpm: gate.rateLimitTpm,
     gateType: gate.gateType as GateSettings['gateType'],

@@ -6,7 +6,7 @@
 import { sessionKeySchema } from '@gatehouse/rules/agent';
 import { dateTimeSchema, EARLIEST_DATE, isAcceptedDate } from '@gatehouse/rules/dates';
 import { isUuid } from '@gatehouse/rules/ids';
-import { LOG_STATUSES } from '@gatehouse/rules/logs';
+import { endUserSchema, LOG_STATUSES } from '@gatehouse/rules/logs';
 import { z } from 'zod';
 import { sql } from '../db/client.ts';
 import { NotFoundError, parseWith } from './errors.ts';
@@ -46,6 +46,9 @@ export const logQuerySchema = z
     status: z.enum(LOG_STATUSES).optional(),
     // The client's session id (x-gatehouse-session-id), on any gate.
     sessionId: sessionKeySchema.optional(),
+    // The API key the request came with, and the end user it named.
+    apiKeyId: z.uuid('must be an API key UUID').optional(),
+    endUser: endUserSchema.optional(),
     since: dateTimeSchema.optional(),
     until: dateTimeSchema.optional(),
   })
@@ -56,6 +59,9 @@ export const logQuerySchema = z
 
 export type SummaryRow = {
   id: string;
+  api_key_id: string | null;
+  api_key_name: string | null;
+  end_user: string | null;
   gate_id: string | null;
   gate_name: string | null;
   endpoint: string;
@@ -81,7 +87,7 @@ export type SummaryRow = {
   created_at: Date | string;
 };
 
-export const SUMMARY_COLUMNS = `id, gate_id, gate_name, endpoint, model_requested, model_used, prompt_tokens,
+export const SUMMARY_COLUMNS = `id, api_key_id, api_key_name, end_user, gate_id, gate_name, endpoint, model_requested, model_used, prompt_tokens,
   completion_tokens, tokens_estimated, usage_note, cost_usd, latency_ms, success, status_code, error_code, error_message,
   session_id, inferred_action, tool_calls, tool_results, ignored_overrides, spending_warning, stream, created_at`;
 
@@ -89,6 +95,9 @@ export const SUMMARY_COLUMNS = `id, gate_id, gate_name, endpoint, model_requeste
 export function entryOf(row: SummaryRow) {
   return {
     id: row.id,
+    apiKeyId: row.api_key_id,
+    apiKeyName: row.api_key_name,
+    endUser: row.end_user,
     gateId: row.gate_id,
     gateName: row.gate_name,
     endpoint: row.endpoint,
@@ -157,6 +166,8 @@ export async function listLogs(userId: string, raw: unknown) {
   if (q.gateId) add((p) => `gate_id = ${p}::uuid`, q.gateId);
   if (q.status) add((p) => `success = ${p}`, q.status === 'success');
   if (q.sessionId) add((p) => `session_id = ${p}`, q.sessionId);
+  if (q.apiKeyId) add((p) => `api_key_id = ${p}::uuid`, q.apiKeyId);
+  if (q.endUser) add((p) => `end_user = ${p}`, q.endUser);
   if (q.since) add((p) => `created_at >= ${p}::timestamptz`, q.since.toISOString());
   if (q.until) add((p) => `created_at < ${p}::timestamptz`, q.until.toISOString());
   if (q.cursor) {
@@ -250,9 +261,74 @@ function parseWindow<S extends typeof overviewQuerySchema | typeof seriesQuerySc
   return { ...data, since, until };
 }
 
+/** How many keys, and end users, the overview names; the rest are summed as "other". */
+export const SPENDING_TOP = 10;
+
+/** One key's or end user's requests and cost over the window (null: none, a dashboard request). */
+export type SpendingShare = { id: string | null; name: string | null; requests: number; costUsd: number };
+/** The top spenders, and the rest summed: how many they are, their requests and cost. */
+export type SpendingBreakdown = {
+  top: SpendingShare[];
+  other: { count: number; requests: number; costUsd: number };
+};
+
+type Window = { since: Date; until: Date; gateId?: string | undefined };
+
+/**
+ * Requests and cost per API key (`api_key_id`, named as its newest entry has it) or per end user
+ * over the exact window, read from the entries (the hourly totals know neither), the most
+ * expensive first.
+ */
+async function spendingBy(
+  userId: string,
+  w: Window,
+  by: 'api_key_id' | 'end_user',
+): Promise<SpendingBreakdown> {
+  const params: unknown[] = [userId, w.since.toISOString(), w.until.toISOString(), SPENDING_TOP];
+  if (w.gateId) params.push(w.gateId);
+  const name = by === 'api_key_id' ? '(array_agg(api_key_name ORDER BY created_at DESC))[1]' : 'NULL::text';
+  const rows = await sql().query<{
+    id: string | null;
+    name: string | null;
+    requests: string | number | null;
+    cost: string | number | null;
+    other: boolean;
+    count: string | number;
+    r: string | number;
+  }>(
+    `WITH g AS (
+       SELECT ${by}::text AS id, ${name} AS name, count(*) AS requests, sum(cost_usd) AS cost
+       FROM log_entries
+       WHERE user_id = $1::uuid AND created_at >= $2::timestamptz AND created_at < $3::timestamptz
+         ${w.gateId ? 'AND gate_id = $5::uuid' : ''}
+       GROUP BY ${by}
+     ), ranked AS (
+       SELECT *, row_number() OVER (ORDER BY cost DESC, requests DESC, id NULLS LAST) AS r FROM g
+     )
+     SELECT id, name, requests, cost, false AS other, 1 AS count, r FROM ranked WHERE r <= $4
+     UNION ALL
+     SELECT NULL, NULL, sum(requests), sum(cost), true, count(*), 0 FROM ranked WHERE r > $4`,
+    params,
+  );
+  const share = (r: (typeof rows)[number]) => ({
+    requests: Number(r.requests ?? 0),
+    costUsd: Number(r.cost ?? 0),
+  });
+  const top = rows
+    .filter((r) => !r.other)
+    .sort((a, b) => Number(a.r) - Number(b.r))
+    .map((r) => ({ id: r.id, name: r.name, ...share(r) }));
+  const rest = rows.find((r) => r.other);
+  return {
+    top,
+    other: { count: Number(rest?.count ?? 0), ...(rest ? share(rest) : { requests: 0, costUsd: 0 }) },
+  };
+}
+
 /**
  * Totals over a window (default: the last 30 days) from the hourly totals, so the cost does not
- * grow with the log: whole hours, the first and last counted whole.
+ * grow with the log: whole hours, the first and last counted whole. The spending by key and by
+ * end user comes from the entries, over the window exactly.
  */
 export async function logOverview(userId: string, raw: unknown) {
   const w = parseWindow(overviewQuerySchema, raw);
@@ -279,6 +355,10 @@ export async function logOverview(userId: string, raw: unknown) {
     since: w.since.toISOString(),
     until: w.until.toISOString(),
   });
+  const [byKey, byEndUser] = await Promise.all([
+    spendingBy(userId, w, 'api_key_id'),
+    spendingBy(userId, w, 'end_user'),
+  ]);
   const requests = Number(totals?.requests ?? 0);
   return {
     totalRequests: requests,
@@ -289,6 +369,8 @@ export async function logOverview(userId: string, raw: unknown) {
     since: w.since,
     until: w.until,
     recentRequests: recent.items,
+    spendingByKey: byKey,
+    spendingByEndUser: byEndUser,
   };
 }
 

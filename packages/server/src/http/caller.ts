@@ -1,6 +1,8 @@
 /** Who a data-plane request is for, and the agent headers it carries, as the pipeline reads them. */
+import { END_USER_HEADER, endUserSchema } from '@gatehouse/rules/logs';
 import type { Context } from 'hono';
 import type { TaskCaller } from '../dataplane/caller.ts';
+import { ValidationError } from '../domain/errors.ts';
 import type { Forward } from '../providers/types.ts';
 import type { ActorEnv } from './middleware.ts';
 
@@ -9,16 +11,56 @@ export const SESSION_HEADER = 'x-gatehouse-session-id';
 /** Names the step of an orchestrated agent gate: the role of the sub-gate that answers. */
 export const ACTION_HEADER = 'x-gatehouse-action';
 
-/** The caller of `endpoint`, with `body` as read (its log entry keeps it if it is refused). */
-export function callerOf(c: Context<ActorEnv>, endpoint: string, body: unknown): TaskCaller {
+/**
+ * Where a body names its end user: OpenAI's `user` field, Anthropic's `metadata.user_id`; the
+ * native routes name one by the header only.
+ */
+export type EndUserField = 'user' | 'metadata.user_id';
+
+/** The body's end user at `field`, where it is a string (the route's own schema judges any other). */
+function bodyEndUser(body: unknown, field: EndUserField): unknown {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const b = body as { user?: unknown; metadata?: { user_id?: unknown } | null };
+  const value = field === 'user' ? b.user : b.metadata?.user_id;
+  return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * The request's end user: the x-gatehouse-user header, else the body's field; none when neither
+ * names one. Too long (or holding NUL) is a 400 naming where it came from.
+ */
+export function endUserOf(c: Context, body: unknown, field?: EndUserField): string | undefined {
+  const header = c.req.header(END_USER_HEADER);
+  const [path, value] =
+    header !== undefined ? [END_USER_HEADER, header] : [field, field && bodyEndUser(body, field)];
+  if (value === undefined || value === '' || path === undefined) return undefined;
+  const parsed = endUserSchema.safeParse(value);
+  if (!parsed.success) {
+    throw new ValidationError([{ path, message: parsed.error.issues[0]?.message ?? 'is not valid' }]);
+  }
+  return parsed.data;
+}
+
+/**
+ * The caller of `endpoint`, with `body` as read (its log entry keeps it if it is refused), and
+ * the end user it names (at `endUserField` of a drop-in body, or in the header).
+ */
+export function callerOf(
+  c: Context<ActorEnv>,
+  endpoint: string,
+  body: unknown,
+  endUserField?: EndUserField,
+): TaskCaller {
   const sessionKey = c.req.header(SESSION_HEADER);
   const action = c.req.header(ACTION_HEADER);
+  const endUser = endUserOf(c, body, endUserField);
   const { apiKey } = c.var.actor;
   return {
     userId: c.var.actor.user.id,
     endpoint,
     body,
     ...(apiKey && { apiKey }),
+    ...(endUser !== undefined && { endUser }),
     ...(sessionKey !== undefined && { sessionKey }),
     ...(action !== undefined && { action }),
   };

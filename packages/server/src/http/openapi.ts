@@ -193,7 +193,8 @@ Authenticate with an API key in \`Authorization: Bearer <key>\` (\`x-api-key\` w
 clients send it), or with the dashboard's session cookie plus the \`${CSRF_HEADER}\` header on changes.
 The drop-in routes read the gate from the \`x-gatehouse-gate-id\` header, a \`gateId\` in the body, or
 the model (the gate's UUID, or \`gatehouse/<gate name>\`); their bodies are forwarded with fields this
-description does not list.`;
+description does not list. Any data-plane request may name its end user (kept on its log entry) in
+the \`x-gatehouse-user\` header, OpenAI's \`user\` field or Anthropic's \`metadata.user_id\`.`;
 
 /** The groups of routes, in the order a reader meets them. */
 const TAGS = [

@@ -74,6 +74,12 @@ export const accountShape = userShape
 export const logEntryShape = z
   .looseObject({
     id: uuid,
+    api_key_id: uuid.nullable().describe('The API key the request came with; null from the dashboard'),
+    api_key_name: z.string().nullable().describe("The key's name when the request was made"),
+    end_user: z
+      .string()
+      .nullable()
+      .describe("The end user the request named (x-gatehouse-user, `user`, Anthropic's `metadata.user_id`)"),
     gate_id: uuid.nullable(),
     gate_name: z.string().nullable(),
     endpoint: z.string(),

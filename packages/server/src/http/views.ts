@@ -71,6 +71,9 @@ export function gateVersionView(v: GateVersionEntry) {
 export function logEntryView(e: LogEntrySummary) {
   return {
     id: e.id,
+    api_key_id: e.apiKeyId,
+    api_key_name: e.apiKeyName,
+    end_user: e.endUser,
     gate_id: e.gateId,
     gate_name: e.gateName,
     endpoint: e.endpoint,

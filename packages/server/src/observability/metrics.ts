@@ -5,7 +5,9 @@
  *
  * Label values are ours, never a client's text: routes are the gateway's endpoints, models and
  * providers come from the catalog, outcomes and reasons from closed sets, and gates are gate ids,
- * at most `maxGates` distinct ones per process (the rest are counted as gate="other").
+ * at most `maxGates` distinct ones per process (the rest are counted as gate="other"), and API
+ * keys are key ids, capped the same way, on counters of their own (route × gate × model × key
+ * would multiply the series).
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Attempt } from '../dataplane/attempts.ts';
@@ -30,23 +32,33 @@ export const OUTCOMES = [
 ] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
-/** Distinct gate ids labelled per process unless GATEHOUSE_METRICS_MAX_GATES says otherwise. */
+/**
+ * Distinct gate ids labelled per process unless GATEHOUSE_METRICS_MAX_GATES says otherwise; as
+ * many API key ids.
+ */
 export const DEFAULT_MAX_GATES = 100;
 let maxGates = DEFAULT_MAX_GATES;
 const gatesSeen = new Set<string>();
+const keysSeen = new Set<string>();
 
 export function configureMetrics(opts: { maxGates: number }): void {
   maxGates = opts.maxGates;
 }
 
-/** The gate's own id while the process has labelled fewer than maxGates; "other" past that. */
-export function gateLabel(gateId: string | null): string {
-  if (gateId === null) return 'none';
-  if (gatesSeen.has(gateId)) return gateId;
-  if (gatesSeen.size >= maxGates) return 'other';
-  gatesSeen.add(gateId);
-  return gateId;
+/** The id itself while the process has labelled fewer than maxGates of its kind; "other" past that. */
+function cappedLabel(seen: Set<string>, id: string | null | undefined): string {
+  if (id === null || id === undefined) return 'none';
+  if (seen.has(id)) return id;
+  if (seen.size >= maxGates) return 'other';
+  seen.add(id);
+  return id;
 }
+
+/** The gate's own id while the process has labelled fewer than maxGates; "other" past that. */
+export const gateLabel = (gateId: string | null): string => cappedLabel(gatesSeen, gateId);
+
+/** The API key's id (never its secret), capped as gates are; "none" for a dashboard request. */
+export const keyLabel = (apiKeyId: string | null | undefined): string => cappedLabel(keysSeen, apiKeyId);
 
 // Seconds, from a few milliseconds (a cached answer, a refusal) to minutes (a long stream).
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
@@ -90,6 +102,18 @@ const refusals = new Counter({
   labelNames: ['gate', 'reason'] as const,
   registers: [registry],
 });
+const keyRequests = new Counter({
+  name: 'gatehouse_key_requests_total',
+  help: 'Requests through a gate by the API key they came with (its id; "none" from the dashboard, "other" past the cap) and outcome.',
+  labelNames: ['key', 'outcome'] as const,
+  registers: [registry],
+});
+const keyCost = new Counter({
+  name: 'gatehouse_key_cost_usd_total',
+  help: 'What requests cost in USD, by the API key they came with.',
+  labelNames: ['key'] as const,
+  registers: [registry],
+});
 const fallbacks = new Counter({
   name: 'gatehouse_fallbacks_total',
   help: 'Attempts made at another model after one failed, by gate.',
@@ -115,6 +139,7 @@ export const redisRoundTrip = new Histogram({
 export type FinishedRequest = {
   endpoint: string;
   gateId: string | null;
+  apiKeyId?: string | null;
   modelUsed?: string | null;
   success: boolean;
   statusCode: number;
@@ -155,6 +180,9 @@ export function recordRequest(entry: FinishedRequest, unexpected = false): Outco
   const provider = attempts.find((a) => a.model === model)?.provider ?? last?.provider ?? 'none';
   const gate = gateLabel(entry.gateId);
   requests.inc({ route: entry.endpoint, gate, model, provider, outcome });
+  const key = keyLabel(entry.apiKeyId);
+  keyRequests.inc({ key, outcome });
+  if (entry.costUsd) keyCost.inc({ key }, entry.costUsd);
   duration.observe({ route: entry.endpoint, outcome }, entry.latencyMs / 1000);
   for (const a of attempts) {
     upstream.observe(

@@ -41,7 +41,8 @@ export const logRoutes = new Hono<ActorEnv>()
   .get(
     '/overview',
     describe({
-      summary: 'Totals over a window: requests, cost, latency, active gates, recent requests',
+      summary:
+        'Totals over a window: requests, cost, latency, active gates, recent requests, spending by key and by end user',
       tags,
       query: overviewQuerySchema,
       ok: { description: 'The totals' },

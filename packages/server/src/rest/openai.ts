@@ -240,7 +240,7 @@ export function openAIRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: numbe
     const signal = clientSignal(c);
     const body = await readJson(c, limits.maxBodyBytes);
     const { gate, modelIsGate } = await gateOf(c, body);
-    const caller = callerOf(c, '/v1/chat/completions', body);
+    const caller = callerOf(c, '/v1/chat/completions', body, 'user');
     const b = (body ?? {}) as {
       stream?: unknown;
       stream_options?: { include_usage?: unknown };

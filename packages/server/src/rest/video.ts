@@ -25,6 +25,7 @@ import {
   type VideoJob,
   type VideoJobResult,
 } from '../domain/videoJobs.ts';
+import { endUserOf } from '../http/caller.ts';
 import { readJson } from '../http/errors.ts';
 import type { ActorEnv } from '../http/middleware.ts';
 import { describe, ERRORS } from '../http/openapi.ts';
@@ -111,6 +112,7 @@ export function videoRoutes(
       const body = await readJson(c, opts.maxBodyBytes);
       const userId = c.var.actor.user.id;
       const gate = await traced(GATE_RESOLUTION, {}, () => loadGate(userId, gateIdOf(body)));
+      const endUser = endUserOf(c, body);
       const id = randomUUID();
       const started = new Date();
       // Every model the gate may try gets its own deadline: past them all, the job was lost.
@@ -120,7 +122,13 @@ export function videoRoutes(
 
       // No client signal: a client that leaves after a 202 (or before) cancels nothing.
       const { apiKey } = c.var.actor;
-      const caller = { userId, endpoint: '/v3/video', body, ...(apiKey && { apiKey }) };
+      const caller = {
+        userId,
+        endpoint: '/v3/video',
+        body,
+        ...(apiKey && { apiKey }),
+        ...(endUser !== undefined && { endUser }),
+      };
       const run = dataPlane.run(videoKind, caller, gate, () => parse(body), {
         id,
         attemptTimeoutMs: opts.timeoutMs,

@@ -47,6 +47,8 @@ export type EntrySpec = {
   latencyMs?: number;
   promptTokens?: number;
   completionTokens?: number;
+  apiKey?: { id: string; name: string };
+  endUser?: string;
 };
 
 /**
@@ -74,6 +76,8 @@ export async function writeEntries(app: TestApp, user: TestUser, specs: EntrySpe
       success,
       statusCode: success ? 200 : 503,
       ...(!success && { errorCode: 'upstream_error', errorMessage: 'mock failure 503' }),
+      ...(s.apiKey && { apiKeyId: s.apiKey.id, apiKeyName: s.apiKey.name }),
+      ...(s.endUser !== undefined && { endUser: s.endUser }),
       createdAt: s.createdAt,
     };
     await app.runtime.logs.add(entry);

@@ -118,6 +118,12 @@ const savedLimits = (variables: Variables) => ({
 });
 
 describe('the API keys page', () => {
+  it('links each key to its requests in the logs', async () => {
+    renderPage(fakeGraphQL(savedLimits));
+    const link = await screen.findByRole('link', { name: 'batch job' });
+    expect(link.getAttribute('href')).toBe('/logs?apiKeyId=k-batch');
+  });
+
   it('creates a key with its limits as numbers, and refuses a fraction on its field first', async () => {
     const user = userEvent.setup();
     const graphql = fakeGraphQL(savedLimits);

@@ -1,10 +1,12 @@
 import { useMemo, useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { useMutation, useQuery } from 'urql';
+import { Link } from 'wouter';
 import { sentence, showMutationErrors } from '../forms/formErrors.ts';
 import { MutationErrorFields } from '../forms/mutationErrors.ts';
 import { graphql, type ResultOf } from '../graphql.ts';
 import { formatUtc } from '../logs/format.ts';
+import { logsSearch } from '../logs/logSearch.ts';
 import { ApiKeyReveal } from '../session/ApiKeyReveal.tsx';
 import { AskButton, ConfirmRow, useConfirmation } from '../ui/Confirm.tsx';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
@@ -396,7 +398,14 @@ function ApiKeyTableRow({ apiKey, actions }: { apiKey: ApiKeyRow; actions: RowAc
   return (
     <>
       <tr className={revoked ? 'revoked' : undefined}>
-        <td className="strong key-name">{apiKey.name}</td>
+        <td className="strong key-name">
+          <Link
+            href={`/logs${logsSearch({ filters: { apiKeyId: apiKey.id }, back: [] })}`}
+            title="Its requests in the logs"
+          >
+            {apiKey.name}
+          </Link>
+        </td>
         <td className="mono">{apiKey.prefix}…</td>
         <td>{formatUtc(apiKey.createdAt)}</td>
         <td>{apiKey.lastUsedAt ? formatUtc(apiKey.lastUsedAt) : <span className="muted">Never</span>}</td>

@@ -33,6 +33,8 @@ export const GateDetail = graphql(`
     spendingLimit
     spendingLimitPeriod
     spendingEnforcement
+    endUserSpendingLimit
+    endUserSpendingLimitPeriod
     spendingCurrent
     spendingPeriodStart
     spendingResetsAt

@@ -99,6 +99,19 @@ describe('the create-gate form', () => {
     expect(orchestrated.ok && orchestrated.value.orchestration).toBe('static');
   });
 
+  it('sends an end-user spending limit with its period, and refuses 0 on its field', () => {
+    const check = checkGateForm(filled({ endUserSpendingLimit: '1.5', endUserSpendingLimitPeriod: 'daily' }));
+    expect(check.ok && check.value).toMatchObject({
+      endUserSpendingLimit: 1.5,
+      endUserSpendingLimitPeriod: 'daily',
+    });
+    const zero = checkGateForm(filled({ endUserSpendingLimit: '0' }));
+    expect(zero.ok).toBe(false);
+    expect(zero.ok ? [] : zero.issues.map((issue) => fieldOfIssue(issue)?.field)).toEqual([
+      'endUserSpendingLimit',
+    ]);
+  });
+
   it('never sends the agent fields of a standard gate, whatever the hidden inputs hold', () => {
     const check = checkGateForm(filled({ sessionIdleMinutes: '', visibleTools: 'search' }));
     expect(check.ok && Object.keys(check.value)).not.toContain('visibleTools');

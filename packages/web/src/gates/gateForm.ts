@@ -79,6 +79,8 @@ export type GateFormValues = {
   spendingLimit: string;
   spendingLimitPeriod: (typeof SPENDING_PERIODS)[number];
   spendingEnforcement: (typeof SPENDING_ENFORCEMENTS)[number];
+  endUserSpendingLimit: string;
+  endUserSpendingLimitPeriod: (typeof SPENDING_PERIODS)[number];
   rateLimitRpm: string;
   rateLimitTpm: string;
   gateType: (typeof GATE_TYPES)[number];
@@ -124,6 +126,8 @@ export const emptyGateForm: GateFormValues = {
   spendingLimit: '',
   spendingLimitPeriod: GATE_DEFAULTS.spendingLimitPeriod,
   spendingEnforcement: GATE_DEFAULTS.spendingEnforcement,
+  endUserSpendingLimit: '',
+  endUserSpendingLimitPeriod: GATE_DEFAULTS.endUserSpendingLimitPeriod,
   rateLimitRpm: '',
   rateLimitTpm: '',
   gateType: GATE_DEFAULTS.gateType,
@@ -163,6 +167,7 @@ const NUMBER_FIELDS = [
   'maxCostPer1kTokens',
   'maxLatencyMs',
   'spendingLimit',
+  'endUserSpendingLimit',
   'rateLimitRpm',
   'rateLimitTpm',
   'sessionSpendingLimit',
@@ -236,6 +241,7 @@ export function readGateForm(values: GateFormValues): {
     responseFormatSchema,
     spendingLimitPeriod: values.spendingLimitPeriod,
     spendingEnforcement: values.spendingEnforcement,
+    endUserSpendingLimitPeriod: values.endUserSpendingLimitPeriod,
     ...numbers,
     ...readAgentFields(values, numbers, issues),
   };

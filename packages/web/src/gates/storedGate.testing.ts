@@ -31,6 +31,8 @@ export const storedSettings = {
   spendingLimit: null,
   spendingLimitPeriod: 'MONTHLY',
   spendingEnforcement: 'ALERT_ONLY',
+  endUserSpendingLimit: null,
+  endUserSpendingLimitPeriod: 'MONTHLY',
   rateLimitRpm: null,
   rateLimitTpm: null,
   gateType: 'STANDARD',

@@ -28,6 +28,9 @@ const base: Entry = {
   errorCode: null,
   errorMessage: null,
   sessionId: null,
+  apiKeyId: null,
+  apiKeyName: null,
+  endUser: null,
   inferredAction: null,
   toolCalls: null,
   toolResults: null,
@@ -50,6 +53,26 @@ const entry = (fields: Partial<Entry> = {}) =>
   ({ ...base, ...fields }) as unknown as FragmentOf<typeof LogEntryFragment>;
 
 describe('the log entry view', () => {
+  it('names the API key, as it was, and the end user the request came from', () => {
+    render(
+      <LogEntryView
+        entry={entry({
+          apiKeyId: '9d1f2e3a-4b5c-4d6e-8f70-8a9b0c1d2e3f',
+          apiKeyName: 'batch job',
+          endUser: 'customer-42',
+        })}
+      />,
+    );
+    expect(screen.getByText('API key').nextElementSibling?.textContent).toContain('batch job');
+    expect(screen.getByText('End user').nextElementSibling?.textContent).toBe('customer-42');
+  });
+
+  it('says a request with no key came from the dashboard, and shows no end user it did not name', () => {
+    render(<LogEntryView entry={entry()} />);
+    expect(screen.getByText('API key').nextElementSibling?.textContent).toContain('the dashboard');
+    expect(screen.queryByText('End user')).toBeNull();
+  });
+
   it('previews each image of the answer, with copy and download', () => {
     render(<LogEntryView entry={entry()} />);
     const images = within(screen.getByRole('region', { name: 'Images (2)' }));

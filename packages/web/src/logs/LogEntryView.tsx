@@ -34,6 +34,9 @@ export const LogEntryFragment = graphql(`
     errorCode
     errorMessage
     sessionId
+    apiKeyId
+    apiKeyName
+    endUser
     inferredAction
     toolCalls
     toolResults
@@ -219,6 +222,15 @@ function EntryFacts({ entry }: { entry: LogEntry }) {
         <span className="mono">{entry.endpoint}</span>
         {entry.stream && <span className="badge neutral">stream</span>}
       </Fact>
+      <Fact term="API key">
+        {entry.apiKeyName ?? <span className="muted">none (the dashboard)</span>}
+        {entry.apiKeyId && <div className="mono muted small">{entry.apiKeyId}</div>}
+      </Fact>
+      {entry.endUser && (
+        <Fact term="End user">
+          <span className="mono">{entry.endUser}</span>
+        </Fact>
+      )}
       {entry.sessionId && (
         <Fact term="Session">
           <span className="mono">{entry.sessionId}</span>

@@ -1,4 +1,5 @@
-import { LOG_STATUSES } from '@gatehouse/rules/logs';
+import { END_USER_MAX_LENGTH, LOG_STATUSES } from '@gatehouse/rules/logs';
+import { useState } from 'react';
 import { hasFilters, type LogFilters, TIME_PRESETS, type TimePreset } from './logSearch.ts';
 
 const PRESET_LABELS: Record<TimePreset, string> = {
@@ -39,13 +40,20 @@ function withFilter<K extends keyof LogFilters>(
 
 type FilterProps = { filters: LogFilters; onChange: (filters: LogFilters) => void };
 
-/** Gate, status and time window; every change is a new address (see logSearch.ts). */
+type Named = readonly { id: string; name: string }[];
+
+/**
+ * Gate, status, API key, end user and time window; every change is a new address (see
+ * logSearch.ts).
+ */
 export function LogFilterBar({
   filters,
   gates,
+  apiKeys = [],
   onChange,
-}: FilterProps & { gates: readonly { id: string; name: string }[] }) {
+}: FilterProps & { gates: Named; apiKeys?: Named }) {
   const unknownGate = filters.gateId && !gates.some((gate) => gate.id === filters.gateId);
+  const unknownKey = filters.apiKeyId && !apiKeys.some((key) => key.id === filters.apiKeyId);
 
   return (
     <form className="filters" aria-label="Filter the log" onSubmit={(event) => event.preventDefault()}>
@@ -85,6 +93,24 @@ export function LogFilterBar({
           ))}
         </select>
       </div>
+      <div className="field">
+        <label htmlFor="filter-key">API key</label>
+        <select
+          id="filter-key"
+          value={filters.apiKeyId ?? ''}
+          onChange={(event) => onChange(withFilter(filters, 'apiKeyId', event.target.value))}
+        >
+          <option value="">All keys</option>
+          {apiKeys.map((key) => (
+            <option key={key.id} value={key.id}>
+              {key.name}
+            </option>
+          ))}
+          {unknownKey && <option value={filters.apiKeyId}>Key {filters.apiKeyId?.slice(0, 8)}…</option>}
+        </select>
+      </div>
+      {/* Keyed by the filter, so a link or "Clear filters" shows what the address says. */}
+      <EndUserFilter key={filters.endUser ?? ''} filters={filters} onChange={onChange} />
       <TimeFilter filters={filters} onChange={onChange} />
       {hasFilters(filters) && (
         <button type="button" className="button subtle clear-filters" onClick={() => onChange({})}>
@@ -92,6 +118,32 @@ export function LogFilterBar({
         </button>
       )}
     </form>
+  );
+}
+
+/** Typed freely; applied on Enter or on leaving the field, not at each keystroke. */
+function EndUserFilter({ filters, onChange }: FilterProps) {
+  const [text, setText] = useState(filters.endUser ?? '');
+  const apply = () => {
+    const endUser = text.trim();
+    if (endUser !== (filters.endUser ?? '')) onChange(withFilter(filters, 'endUser', endUser));
+  };
+  return (
+    <div className="field">
+      <label htmlFor="filter-end-user">End user</label>
+      <input
+        id="filter-end-user"
+        type="search"
+        placeholder="Any"
+        maxLength={END_USER_MAX_LENGTH}
+        value={text}
+        onChange={(event) => setText(event.target.value)}
+        onBlur={apply}
+        onKeyDown={(event) => {
+          if (event.key === 'Enter') apply();
+        }}
+      />
+    </div>
   );
 }
 

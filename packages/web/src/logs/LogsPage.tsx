@@ -22,8 +22,26 @@ import {
 
 const LogsQuery = graphql(
   `
-  query Logs($first: Int, $after: String, $gateId: ID, $status: LogStatus, $since: DateTime, $until: DateTime) {
-    logs(first: $first, after: $after, gateId: $gateId, status: $status, since: $since, until: $until) {
+  query Logs(
+    $first: Int
+    $after: String
+    $gateId: ID
+    $status: LogStatus
+    $apiKeyId: ID
+    $endUser: String
+    $since: DateTime
+    $until: DateTime
+  ) {
+    logs(
+      first: $first
+      after: $after
+      gateId: $gateId
+      status: $status
+      apiKeyId: $apiKeyId
+      endUser: $endUser
+      since: $since
+      until: $until
+    ) {
       edges {
         node {
           id
@@ -49,6 +67,10 @@ const LogGatesQuery = graphql(`
           name
         }
       }
+    }
+    apiKeys {
+      id
+      name
     }
   }
 `);
@@ -80,6 +102,7 @@ export function LogsPage() {
 
   const connection = data?.logs;
   const gates = gatesResult.data?.gates.edges.map(({ node }) => node) ?? [];
+  const apiKeys = gatesResult.data?.apiKeys ?? [];
   const page = pageNumber(state);
   const entryHref = (id: string) => `/logs${logsSearch(withEntry(state, id))}`;
 
@@ -96,7 +119,7 @@ export function LogsPage() {
           </button>
         </div>
 
-        <LogFilterBar filters={state.filters} gates={gates} onChange={onFilters} />
+        <LogFilterBar filters={state.filters} gates={gates} apiKeys={apiKeys} onChange={onFilters} />
 
         {error && <ErrorBanner error={error} onRetry={refresh} />}
         {!connection && fetching && <Loading what="the log" />}

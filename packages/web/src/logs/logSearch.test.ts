@@ -102,6 +102,8 @@ describe('the logs query variables', () => {
       after: 'c1',
       gateId,
       status: null,
+      apiKeyId: null,
+      endUser: null,
       since: '2026-11-21T11:00:00.000Z',
       until: null,
     });
@@ -114,5 +116,23 @@ describe('the logs query variables', () => {
       since: '2026-11-01T00:00:00.000Z',
       until: '2026-11-02T00:00:00.000Z',
     });
+  });
+});
+
+describe('the key and end-user filters in the address', () => {
+  const apiKeyId = '9d1f2e3a-4b5c-4d6e-8f70-8a9b0c1d2e3f';
+
+  it('round-trip, and reach the query as its variables', () => {
+    const search = `?apiKeyId=${apiKeyId}&endUser=customer+42`;
+    const state = parseLogsSearch(search);
+    expect(state.filters).toEqual({ apiKeyId, endUser: 'customer 42' });
+    expect(logsSearch(state)).toBe(search);
+    expect(logsVariables(state, Date.now())).toMatchObject({ apiKeyId, endUser: 'customer 42' });
+    expect(logsVariables(parseLogsSearch(''), Date.now())).toMatchObject({ apiKeyId: null, endUser: null });
+  });
+
+  it('drop a key that is no UUID and an end user longer than the server takes', () => {
+    const state = parseLogsSearch(`?apiKeyId=k-1&endUser=${'x'.repeat(257)}`);
+    expect(state.filters).toEqual({});
   });
 });

@@ -3,7 +3,7 @@
  * cursors of the pages before it, since the server pages forward only) and the open entry.
  * A copied link reopens exactly what was on screen.
  */
-import { LOG_STATUSES, type LogStatus } from '@gatehouse/rules/logs';
+import { endUserSchema, LOG_STATUSES, type LogStatus } from '@gatehouse/rules/logs';
 import { toEnum } from '../graphqlEnums.ts';
 
 export const LOG_PAGE_SIZE = 50;
@@ -21,6 +21,10 @@ const PRESET_MS: Record<TimePreset, number> = {
 export type LogFilters = {
   gateId?: string;
   status?: LogStatus;
+  /** The API key the requests came with. */
+  apiKeyId?: string;
+  /** The end user the requests named. */
+  endUser?: string;
   /** A window ending now; exclusive with since/until. */
   range?: TimePreset;
   /** ISO-8601 instants. */
@@ -62,6 +66,10 @@ export function parseLogsSearch(search: string): LogsState {
   if (gateId && UUID.test(gateId)) filters.gateId = gateId;
   const status = params.get('status');
   if (isStatus(status)) filters.status = status;
+  const apiKeyId = params.get('apiKeyId');
+  if (apiKeyId && UUID.test(apiKeyId)) filters.apiKeyId = apiKeyId;
+  const endUser = params.get('endUser');
+  if (endUser !== null && endUserSchema.safeParse(endUser).success) filters.endUser = endUser;
   const range = params.get('range');
   if (isPreset(range)) {
     filters.range = range;
@@ -86,9 +94,11 @@ export function parseLogsSearch(search: string): LogsState {
 /** Writes the state as a query string (with its `?`, or empty), in a stable order. */
 export function logsSearch(state: LogsState): string {
   const params = new URLSearchParams();
-  const { gateId, status, range, since, until } = state.filters;
+  const { gateId, status, apiKeyId, endUser, range, since, until } = state.filters;
   if (gateId) params.set('gateId', gateId);
   if (status) params.set('status', status);
+  if (apiKeyId) params.set('apiKeyId', apiKeyId);
+  if (endUser) params.set('endUser', endUser);
   if (range) params.set('range', range);
   else {
     if (since) params.set('since', since);
@@ -132,17 +142,27 @@ export function pageNumber(state: LogsState): number {
 }
 
 export function hasFilters(filters: LogFilters): boolean {
-  return Boolean(filters.gateId || filters.status || filters.range || filters.since || filters.until);
+  return Boolean(
+    filters.gateId ||
+      filters.status ||
+      filters.apiKeyId ||
+      filters.endUser ||
+      filters.range ||
+      filters.since ||
+      filters.until,
+  );
 }
 
 /** The `logs` query's variables; a preset window ends at `now`. */
 export function logsVariables(state: LogsState, now: number) {
-  const { gateId, status, range, since, until } = state.filters;
+  const { gateId, status, apiKeyId, endUser, range, since, until } = state.filters;
   return {
     first: LOG_PAGE_SIZE,
     after: state.after ?? null,
     gateId: gateId ?? null,
     status: status ? toEnum(status) : null,
+    apiKeyId: apiKeyId ?? null,
+    endUser: endUser ?? null,
     since: range ? new Date(now - PRESET_MS[range]).toISOString() : (since ?? null),
     until: range ? null : (until ?? null),
   };

@@ -15,6 +15,7 @@ import {
   windowVariables,
 } from './overviewWindow.ts';
 import { SendFirstRequest } from './SendFirstRequest.tsx';
+import { SpendingBreakdownFragment, SpendingPanels } from './SpendingBreakdown.tsx';
 
 // The chart library is most of the bundle: it loads with the overview, not before sign-in.
 const OverviewCharts = lazy(() =>
@@ -33,6 +34,12 @@ const OverviewQuery = graphql(
       recentRequests {
         id
         ...LogRow
+      }
+      spendingByKey {
+        ...SpendingBreakdown
+      }
+      spendingByEndUser {
+        ...SpendingBreakdown
       }
     }
     logSeries(since: $since, until: $until, bucket: $bucket) {
@@ -65,7 +72,7 @@ const OverviewQuery = graphql(
     }
   }
 `,
-  [LogRowFragment],
+  [LogRowFragment, SpendingBreakdownFragment],
 );
 
 type Overview = ResultOf<typeof OverviewQuery>['overview'];
@@ -128,6 +135,11 @@ export function OverviewPage() {
               <OverviewCharts points={points} bucket={series.bucket} />
             </Suspense>
           )}
+          <SpendingPanels
+            byKey={overview.spendingByKey}
+            byEndUser={overview.spendingByEndUser}
+            timeWindow={timeWindow}
+          />
           <div className="section-header">
             <h2>Recent requests</h2>
             <Link href="/logs">All logs →</Link>

@@ -137,6 +137,13 @@ export const GateRef = builder.prismaObject('Gate', {
       description: 'SUSPENDED: requests get 402 until the limit is raised or lifted, or the period resets',
       resolve: (g, _args, ctx) => state(g, ctx).spendingStatus,
     }),
+    endUserSpendingLimit: t.float({
+      nullable: true,
+      description:
+        'USD any one end user (x-gatehouse-user, OpenAI’s `user`, Anthropic’s `metadata.user_id`) may spend through the gate per endUserSpendingLimitPeriod; null is no limit',
+      resolve: (g, _args, ctx) => state(g, ctx).endUserSpendingLimit,
+    }),
+    endUserSpendingLimitPeriod: t.expose('endUserSpendingLimitPeriod', { type: SpendingPeriod }),
     rateLimitRpm: t.exposeInt('rateLimitRpm', {
       nullable: true,
       description: 'Requests per minute over a sliding window; null is no limit',
@@ -210,6 +217,8 @@ const GateInput = builder.inputType('GateInput', {
     spendingLimit: t.float(),
     spendingLimitPeriod: t.field({ type: SpendingPeriod }),
     spendingEnforcement: t.field({ type: SpendingEnforcement }),
+    endUserSpendingLimit: t.float(),
+    endUserSpendingLimitPeriod: t.field({ type: SpendingPeriod }),
     rateLimitRpm: t.int(),
     rateLimitTpm: t.int(),
     gateType: t.field({ type: GateType }),

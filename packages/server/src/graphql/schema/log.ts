@@ -10,6 +10,8 @@ import {
   logOverview,
   logQuerySchema,
   logSeries,
+  type SpendingBreakdown,
+  type SpendingShare,
 } from '../../domain/logs.ts';
 import { forwardConnection, userInput } from '../arguments.ts';
 import { builder } from '../builder.ts';
@@ -45,6 +47,19 @@ export const LogEntryRef = builder.objectRef<LogEntrySummary>('LogEntry').implem
   description: 'One request through a gate, as logged',
   fields: (t) => ({
     id: t.exposeID('id'),
+    apiKeyId: t.exposeString('apiKeyId', {
+      nullable: true,
+      description: 'The API key the request came with; null from the dashboard',
+    }),
+    apiKeyName: t.exposeString('apiKeyName', {
+      nullable: true,
+      description: 'The key’s name when the request was made',
+    }),
+    endUser: t.exposeString('endUser', {
+      nullable: true,
+      description:
+        'The end user the request named (x-gatehouse-user, OpenAI’s `user`, Anthropic’s `metadata.user_id`)',
+    }),
     gateId: t.exposeString('gateId', { nullable: true }),
     gateName: t.exposeString('gateName', { nullable: true }),
     endpoint: t.exposeString('endpoint'),
@@ -112,6 +127,36 @@ export const LogEntryRef = builder.objectRef<LogEntrySummary>('LogEntry').implem
   }),
 });
 
+const SpendingShareRef = builder.objectRef<SpendingShare>('SpendingShare').implement({
+  description: 'What one API key or end user spent over the window',
+  fields: (t) => ({
+    id: t.exposeString('id', {
+      nullable: true,
+      description: 'The key’s id or the end user; null for requests with none (a key: the dashboard’s)',
+    }),
+    name: t.exposeString('name', { nullable: true, description: 'A key’s name, as its newest entry has it' }),
+    requests: t.exposeInt('requests'),
+    costUsd: t.exposeFloat('costUsd'),
+  }),
+});
+
+const SpendingOtherRef = builder.objectRef<SpendingBreakdown['other']>('SpendingOther').implement({
+  description: 'The keys or end users past the top ones, summed',
+  fields: (t) => ({
+    count: t.exposeInt('count', { description: 'How many they are' }),
+    requests: t.exposeInt('requests'),
+    costUsd: t.exposeFloat('costUsd'),
+  }),
+});
+
+const SpendingBreakdownRef = builder.objectRef<SpendingBreakdown>('SpendingBreakdown').implement({
+  description: 'The top spenders over the window, most expensive first, and the rest summed',
+  fields: (t) => ({
+    top: t.field({ type: [SpendingShareRef], resolve: (b) => b.top }),
+    other: t.field({ type: SpendingOtherRef, resolve: (b) => b.other }),
+  }),
+});
+
 type Overview = Awaited<ReturnType<typeof logOverview>>;
 const OverviewRef = builder.objectRef<Overview>('LogOverview').implement({
   fields: (t) => ({
@@ -125,6 +170,16 @@ const OverviewRef = builder.objectRef<Overview>('LogOverview').implement({
     since: t.expose('since', { type: 'DateTime' }),
     until: t.expose('until', { type: 'DateTime' }),
     recentRequests: t.field({ type: [LogEntryRef], resolve: (o) => o.recentRequests }),
+    spendingByKey: t.field({
+      type: SpendingBreakdownRef,
+      description: 'Requests and cost per API key over the window exactly (from the entries)',
+      resolve: (o) => o.spendingByKey,
+    }),
+    spendingByEndUser: t.field({
+      type: SpendingBreakdownRef,
+      description: 'Requests and cost per end user over the window exactly (from the entries)',
+      resolve: (o) => o.spendingByEndUser,
+    }),
   }),
 });
 
@@ -158,6 +213,8 @@ builder.queryFields((t) => ({
       gateId: t.arg.id(),
       status: t.arg({ type: LogStatus }),
       sessionId: t.arg.string({ description: 'The client’s session id (x-gatehouse-session-id)' }),
+      apiKeyId: t.arg.id({ description: 'The API key the requests came with' }),
+      endUser: t.arg.string({ description: 'The end user the requests named' }),
       since: t.arg({ type: 'DateTime' }),
       until: t.arg({ type: 'DateTime' }),
     },
@@ -181,6 +238,8 @@ builder.queryFields((t) => ({
           ...(args.gateId && { gateId: String(args.gateId) }),
           ...(args.status && { status: args.status }),
           ...(args.sessionId != null && { sessionId: args.sessionId }),
+          ...(args.apiKeyId != null && { apiKeyId: String(args.apiKeyId) }),
+          ...(args.endUser != null && { endUser: args.endUser }),
           ...(args.since && { since: iso(args.since) }),
           ...(args.until && { until: iso(args.until) }),
         }).catch((error) => {

@@ -74,7 +74,7 @@ export function anthropicRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: nu
     const signal = clientSignal(c);
     const body = await readJson(c, limits.maxBodyBytes);
     const { gate, modelIsGate } = await gateOf(c, body);
-    const caller = callerOf(c, '/v1/messages', body);
+    const caller = callerOf(c, '/v1/messages', body, 'metadata.user_id');
     const b = (body ?? {}) as { stream?: unknown };
     const betas = betasOf(c.req.header('anthropic-beta'));
     const parse = () => messagesRequest(body, { modelIsGate, betas, sent: sentOf(c) });

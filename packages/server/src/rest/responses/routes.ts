@@ -45,7 +45,7 @@ export function responsesRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: nu
     const signal = clientSignal(c);
     const body = await readJson(c, limits.maxBodyBytes);
     const { gate, modelIsGate } = await gateOf(c, body);
-    const caller = callerOf(c, '/v1/responses', body);
+    const caller = callerOf(c, '/v1/responses', body, 'user');
     const b = (body ?? {}) as { stream?: unknown; tools?: unknown };
     // A translated response repeats what the request asked for, once the data plane has read it,
     // and answers a call of a custom tool as such.

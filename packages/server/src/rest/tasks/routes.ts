@@ -126,7 +126,7 @@ export function openAITaskRoutes(
       const signal = clientSignal(c);
       const body = await (task.read ?? readJsonBody)(c, limits.maxBodyBytes);
       const { gate, modelIsGate } = await gateOf(c, body);
-      const caller = callerOf(c, `/v1/${task.path}`, body);
+      const caller = callerOf(c, `/v1/${task.path}`, body, 'user');
       const outcome = await dataPlane.run(task.kind, caller, gate, () => task.parse(body, modelIsGate), {
         signal,
       });

@@ -1,6 +1,6 @@
 /**
  * The Spending Limits tab: how much the gate may spend per period, and what happens at the limit;
- * and how many requests and tokens it takes per minute.
+ * what any one end user may spend through it; and how many requests and tokens it takes per minute.
  */
 import { LIMITS, SPENDING_ENFORCEMENTS, SPENDING_PERIODS } from '@gatehouse/rules/gate';
 import { RATE_LIMITS } from '@gatehouse/rules/rateLimits';
@@ -60,6 +60,29 @@ export function SpendingFields({ form, children }: { form: GateFormApi; children
             {SPENDING_ENFORCEMENTS.map((enforcement) => (
               <option key={enforcement} value={enforcement}>
                 {enforcementLabels[enforcement]}
+              </option>
+            ))}
+          </select>
+        </Field>
+      </div>
+      <div className="row">
+        <NumberField
+          form={form}
+          name="endUserSpendingLimit"
+          label="Limit per end user (USD)"
+          hint="What any one end user (x-gatehouse-user, OpenAI's user, Anthropic's metadata.user_id) may spend per period. More than 0; blank: no limit."
+          min={0}
+        />
+        <Field
+          label="End-user period"
+          htmlFor="endUserSpendingLimitPeriod"
+          error={errors.endUserSpendingLimitPeriod}
+          hint="When each end user's spending starts again from zero."
+        >
+          <select id="endUserSpendingLimitPeriod" {...register('endUserSpendingLimitPeriod')}>
+            {SPENDING_PERIODS.map((period) => (
+              <option key={period} value={period}>
+                {periodLabels[period]}
               </option>
             ))}
           </select>

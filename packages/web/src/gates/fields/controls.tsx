@@ -68,6 +68,7 @@ export function NumberField({
     | 'maxCostPer1kTokens'
     | 'maxLatencyMs'
     | 'spendingLimit'
+    | 'endUserSpendingLimit'
     | 'rateLimitRpm'
     | 'rateLimitTpm'
   >;
