@@ -1,7 +1,8 @@
 /**
- * An API key's own spending limit is a scope of every request made with it, reserved with the
- * gate's and the others at once, all or none: 150 concurrent requests on one key over two gates
- * never spend past the key's budget, on both ledgers, and the refusal names the key.
+ * An API key's own spending limit, and a gate's limit per end user, are scopes of every request,
+ * reserved with the gate's and the others at once, all or none: 150 concurrent requests on one
+ * key over two gates never spend past the key's budget, two end users each get their own room
+ * and no more, on both ledgers, and each refusal names its scope.
  */
 import { describe, expect, it } from 'vitest';
 import { worstCaseCost } from '../src/dataplane/cost.ts';
@@ -95,5 +96,56 @@ describe.each(LEDGERS)('on %s', (_ledger, env) => {
       charged += ((await res.json()) as { costUsd: number }).costUsd;
     }
     expect(await keySpent(user)).toBeCloseTo(charged, 8);
+  });
+
+  it("caps each end user of a gate, exactly, and one end user's spending leaves the other's room alone", async () => {
+    const user = await signUpUser(app);
+    const N = 8;
+    const content = '[mock:delay=2000] how much for me?';
+    const maxTokens = 100;
+    const worst = worstCaseCost(['mock/echo'], { messages: [{ role: 'user', content }], maxTokens });
+    const limit = Number((N * worst).toFixed(8));
+    const gate = await createGate(app, user, {
+      model: 'mock/echo',
+      maxTokens,
+      endUserSpendingLimit: limit,
+      endUserSpendingLimitPeriod: 'daily',
+    });
+    const ask = (endUser: string) =>
+      app.request('/v3/chat', {
+        method: 'POST',
+        headers: { ...user.auth, 'x-gatehouse-user': endUser },
+        json: { gateId: gate.id, data: { messages: say(content) } },
+      });
+    const [alice, bob] = await Promise.all(
+      ['alice', 'bob'].map((name) => Promise.all(Array.from({ length: 75 }, () => ask(name)))),
+    );
+    for (const [name, answers] of [
+      ['alice', alice],
+      ['bob', bob],
+    ] as const) {
+      const passed = answers.filter((r) => r.status === 200);
+      const refused = answers.filter((r) => r.status === 402);
+      expect(passed.length + refused.length, name).toBe(75);
+      expect(passed.length, name).toBeGreaterThan(0);
+      expect(passed.length, name).toBeLessThanOrEqual(N);
+      const body = (await refused[0]?.json()) as NativeError & {
+        error: { details: Record<string, unknown> };
+      };
+      expect(body.error.code).toBe('spending_limit_exceeded');
+      expect(body.error.details).toMatchObject({ scope: 'end_user', endUser: name, gateId: gate.id });
+      let charged = 0;
+      for (const res of passed) charged += ((await res.json()) as { costUsd: number }).costUsd;
+      await app.runtime.spending.settled();
+      const [row] = await sql().query<{ spending_current: string }>(
+        'SELECT spending_current FROM end_user_spending WHERE gate_id = $1::uuid AND end_user = $2',
+        [gate.id, name],
+      );
+      expect(Number(row?.spending_current), name).toBeCloseTo(charged, 8);
+      expect(Number(row?.spending_current), name).toBeLessThanOrEqual(limit);
+    }
+    // A request naming no end user is not held to the per-user limit.
+    const anonymous = await chat(app, user, gate.id);
+    expect(anonymous.status).toBe(200);
   });
 });
