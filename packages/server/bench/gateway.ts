@@ -41,12 +41,12 @@ const RATE = Number(process.env.BENCH_RATE ?? 1000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 /** Seconds after the load before memory is read again (the log writer flushes, GC settles). */
 const SETTLE_SECONDS = Number(process.env.BENCH_SETTLE_SECONDS ?? 10);
-/** `redis`: PostgreSQL + Redis. */
-const DATABASES = (process.env.BENCH_DATABASES ?? 'pglite,postgres,redis').split(',') as (
-  | 'pglite'
-  | 'postgres'
-  | 'redis'
-)[];
+/** `redis`: PostgreSQL + Redis; empty: none (only the run with several processes). */
+const KINDS = ['pglite', 'postgres', 'redis'] as const;
+const DATABASES = (process.env.BENCH_DATABASES ?? KINDS.join(',')).split(',').filter(Boolean);
+for (const kind of DATABASES)
+  if (!(KINDS as readonly string[]).includes(kind))
+    throw new Error(`BENCH_DATABASES: ${kind} is none of ${KINDS.join(', ')}`);
 /** Gateway processes on one PostgreSQL and one Redis, beside one of them alone; 0 or 1: no such run. */
 const PROCESSES = Number(process.env.BENCH_PROCESSES ?? 3);
 /** The gate's limit: block (reserve and settle per request), alert_only, or none. */
@@ -502,7 +502,7 @@ const peers: Peers = {
 };
 try {
   for (const kind of DATABASES) {
-    const db = await newDatabase(kind, 'gatehouse_bench_gateway');
+    const db = await newDatabase(kind as (typeof KINDS)[number], 'gatehouse_bench_gateway');
     if (!db) {
       const label = kind === 'redis' ? 'PostgreSQL + Redis' : 'PostgreSQL';
       notes.push(`${label} was skipped: no server answered, so none of its targets was checked.`);
