@@ -1,15 +1,18 @@
 /**
  * `pnpm bench`: the gateway's targets (docs/benchmarks.md), each printed with its figure and
- * whether it meets it, on PGlite (a new data directory) and on PostgreSQL (a new database
- * `gatehouse_bench_gateway` on BENCH_POSTGRES_URL's server; skipped when none answers). The
+ * whether it meets it, on PGlite (a new data directory), on PostgreSQL (a new database
+ * `gatehouse_bench_gateway` on BENCH_POSTGRES_URL's server; skipped when none answers) and on
+ * PostgreSQL + Redis (the same, with BENCH_REDIS_URL's Redis under a key prefix of its own). The
  * gateway runs as a new user runs it: the built server, first started on the new database,
  * logging on, a block spending limit on the gate. Beside it, in the same run: the upstream
  * straight, a bare node:http + undici proxy (bench/proxy.ts, the floor of any Node gateway) and
- * Portkey's open-source gateway. These machines are noisy: only the ratios and differences within
- * one run mean anything.
+ * Portkey's open-source gateway. Then BENCH_PROCESSES gateway processes on one PostgreSQL and one
+ * Redis, their throughput beside one of them alone. These machines are noisy: only the ratios and
+ * differences within one run mean anything.
  */
 import { execFile } from 'node:child_process';
 import http from 'node:http';
+import os from 'node:os';
 import path from 'node:path';
 import {
   buildServer,
@@ -18,6 +21,7 @@ import {
   type Database,
   ensureWrk,
   newDatabase,
+  redisPid,
   rssMb,
   serverDir,
   setUp,
@@ -37,10 +41,24 @@ const RATE = Number(process.env.BENCH_RATE ?? 1000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 /** Seconds after the load before memory is read again (the log writer flushes, GC settles). */
 const SETTLE_SECONDS = Number(process.env.BENCH_SETTLE_SECONDS ?? 10);
-const DATABASES = (process.env.BENCH_DATABASES ?? 'pglite,postgres').split(',') as ('pglite' | 'postgres')[];
+/** `redis`: PostgreSQL + Redis; empty: none (only the run with several processes). */
+const KINDS = ['pglite', 'postgres', 'redis'] as const;
+const DATABASES = (process.env.BENCH_DATABASES ?? KINDS.join(',')).split(',').filter(Boolean);
+for (const kind of DATABASES)
+  if (!(KINDS as readonly string[]).includes(kind))
+    throw new Error(`BENCH_DATABASES: ${kind} is none of ${KINDS.join(', ')}`);
+/** Gateway processes on one PostgreSQL and one Redis, beside one of them alone; 0 or 1: no such run. */
+const PROCESSES = Number(process.env.BENCH_PROCESSES ?? 3);
 /** The gate's limit: block (reserve and settle per request), alert_only, or none. */
 const SPENDING = (process.env.BENCH_SPENDING ?? 'block') as 'block' | 'alert_only' | 'none';
 const STREAM_CHUNKS = 1000;
+/** The gate every run calls, and the chat request of the throughput and latency runs. */
+const GATE = {
+  model: 'openai/gpt-4o-mini',
+  maxTokens: 16,
+  ...(SPENDING !== 'none' && { spendingLimit: 1_000_000, spendingEnforcement: SPENDING }),
+};
+const CHAT = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ping' }] });
 
 type Row = { database: string; what: string; figure: string; target: string; meets: boolean | null };
 const rows: Row[] = [];
@@ -106,6 +124,22 @@ function streamOnce(agent: http.Agent, url: string, headers: Record<string, stri
   });
 }
 
+/**
+ * Waits until the gateway answers a chat request 200. With Redis, a new ledger keeps block-limited
+ * requests waiting a short fence after its first connection (GATEHOUSE_REDIS_FENCE_MS), answered 503.
+ */
+async function answers(url: string, headers: Record<string, string>, body: string) {
+  let last = '';
+  for (let i = 0; i < 200; i++) {
+    const res = await fetch(url, { method: 'POST', headers, body });
+    last = `${res.status} ${(await res.text()).slice(0, 200)}`;
+    if (res.ok) return;
+    if (res.status !== 503) break;
+    await sleep(100);
+  }
+  throw new Error(`${url} does not answer 200: ${last}`);
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 /**
@@ -161,13 +195,19 @@ async function streaming(
 type Cpu = Awaited<ReturnType<typeof cpuPerRequest<number>>>;
 const us = (n: number) => `${n.toFixed(0)} µs`;
 
+/** The database servers' CPU per request: PostgreSQL's, and Redis's when it was counted. */
+function serversCpu(load: Cpu) {
+  const redis = 'redis' in load.perPart ? `, Redis server ${us(load.perPart.redis ?? 0)}` : '';
+  return `PostgreSQL server ${load.postgres === null ? 'not on this machine' : us(load.postgres)}${redis}`;
+}
+
 /** The gateway's CPU per request by part, beside the bare proxy's and Portkey's in the same run. */
 function cpuFigures(name: string, load: Cpu, proxy: Cpu, portkey: number | null) {
   const gateway = load.perPart.gateway ?? 0;
   const threads =
     name === 'PGlite'
       ? `main thread ${us(load.main)}, database thread ${us(load.database)}, other threads ${us(load.others)}`
-      : `main thread ${us(load.main)}, other threads ${us(load.others)}; PostgreSQL server ${load.postgres === null ? 'not on this machine' : us(load.postgres)}`;
+      : `main thread ${us(load.main)}, other threads ${us(load.others)}; ${serversCpu(load)}`;
   return (
     `gateway ${us(gateway)} (${threads}), bare proxy ${us(proxy.perPart.proxy ?? 0)}` +
     `${portkey === null ? '' : `, Portkey ${us(portkey)}`}; upstream ${us(load.perPart.upstream ?? 0)} / ` +
@@ -182,13 +222,14 @@ function cpuFigures(name: string, load: Cpu, proxy: Cpu, portkey: number | null)
  * bare proxy's rate, as busy as in the two runs, the machine may spend twice the proxy run's CPU
  * per request (scaled by the busy shares), of which the upstream and wrk take what they took in
  * the proxy's run (at a lower rate they take more: the budget is the generous one); the gateway
- * and its database (PostgreSQL's server, on that run) the rest.
+ * and its database (PostgreSQL's server and Redis's, on those runs) the rest.
  */
 function cpuBudget(name: string, load: Cpu, proxy: Cpu) {
   const upstreamAndWrk = (proxy.perPart.upstream ?? 0) + proxy.rest;
   const proxyRun = (proxy.perPart.proxy ?? 0) + upstreamAndWrk;
   const budget = 2 * (load.busyShare / proxy.busyShare) * proxyRun - upstreamAndWrk;
-  const used = (load.perPart.gateway ?? 0) + (name === 'PostgreSQL' ? (load.postgres ?? 0) : 0);
+  const used =
+    (load.perPart.gateway ?? 0) + (name === 'PGlite' ? 0 : (load.postgres ?? 0)) + (load.perPart.redis ?? 0);
   if (budget <= 0) return `nothing: the upstream and wrk take it all; the gateway used ${us(used)}`;
   return `the gateway and its database may use ${us(budget)} a request; they used ${us(used)} (${(used / budget).toFixed(1)}×)`;
 }
@@ -213,11 +254,10 @@ async function benchDatabase(db: Database, peers: Peers) {
       '≤ 300 MB',
       firstStart <= 300,
     );
-    const limit = SPENDING === 'none' ? {} : { spendingLimit: 1_000_000, spendingEnforcement: SPENDING };
     const { headers, ids, auth } = await setUp(gateway.base, {
-      bench: { model: 'openai/gpt-4o-mini', maxTokens: 16, ...limit },
+      bench: GATE,
     });
-    const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ping' }] });
+    const body = CHAT;
     const viaGateway = {
       url: `${gateway.base}/v1/chat/completions`,
       headers: headers.bench as Record<string, string>,
@@ -227,6 +267,7 @@ async function benchDatabase(db: Database, peers: Peers) {
       headers: { 'content-type': 'application/json' },
     };
 
+    await answers(viaGateway.url, viaGateway.headers, body);
     console.log(`${name}: warming up (5 s), then idle (5 s)…`);
     await wrk(viaGateway.url, viaGateway.headers, body, 5, CONNECTIONS);
     await sleep(5000);
@@ -234,8 +275,9 @@ async function benchDatabase(db: Database, peers: Peers) {
 
     console.log(`${name}: saturating load through the gateway, wrk c${CONNECTIONS}, ${LOAD_SECONDS} s…`);
     const watch = watchRss(gateway.pid);
+    const redis = db.redis && redisPid(db.redis.url);
     const load = await cpuPerRequest(
-      { gateway: gateway.pid, upstream: peers.upstreamPid },
+      { gateway: gateway.pid, upstream: peers.upstreamPid, ...(redis && { redis }) },
       gateway.pid,
       () => wrk(viaGateway.url, viaGateway.headers, body, LOAD_SECONDS, CONNECTIONS),
       (r) => r * LOAD_SECONDS,
@@ -359,6 +401,93 @@ async function benchDatabase(db: Database, peers: Peers) {
   }
 }
 
+/**
+ * PROCESSES gateway processes on one PostgreSQL and one Redis, one gate with a block limit, under
+ * wrk's saturating load spread over them (wrk's threads, one per process, each connecting to its
+ * own port: no balancer process of ours between them), beside the same load on one of them alone
+ * (the others up and idle), in rounds one, all, all, one so that drift hits both alike. Both use the
+ * same threads and connections. On a machine with fewer cores than processes this measures what
+ * sharing the ledger and the log costs the processes, not how throughput scales out.
+ */
+async function benchProcesses(db: Database, peers: Peers) {
+  const name = `${PROCESSES} processes`;
+  const gateways: Awaited<ReturnType<typeof startGateway>>[] = [];
+  try {
+    // One at a time: the first migrates the new database.
+    for (let i = 0; i < PROCESSES; i++) gateways.push(await startGateway(db, peers.upstreamPort));
+    const first = gateways[0] as (typeof gateways)[number];
+    const { headers, ids, auth } = await setUp(first.base, {
+      bench: GATE,
+    });
+    const gateHeaders = headers.bench as Record<string, string>;
+    const body = CHAT;
+    const url = `${first.base}/v1/chat/completions`;
+    for (const g of gateways) await answers(`${g.base}/v1/chat/completions`, gateHeaders, body);
+    const threads = PROCESSES;
+    const connections = Math.ceil(CONNECTIONS / threads) * threads;
+    const allPorts = { threads, ports: gateways.map((g) => g.port) };
+    const onePort = { threads, ports: [first.port] };
+    const redis = db.redis && redisPid(db.redis.url);
+    const parts = {
+      upstream: peers.upstreamPid,
+      ...(redis && { redis }),
+      ...Object.fromEntries(gateways.map((g, i) => [`gateway${i}`, g.pid])),
+    };
+    const measure = (spread: typeof allPorts) =>
+      cpuPerRequest(
+        parts,
+        null,
+        () => wrk(url, gateHeaders, body, SECONDS, connections, spread),
+        (r) => r * SECONDS,
+      );
+
+    console.log(`${name}: warming up (5 s) spread over the ${PROCESSES}…`);
+    await wrk(url, gateHeaders, body, 5, connections, allPorts);
+    console.log(
+      `${name}: throughput, wrk ${threads} threads c${connections}, ${SECONDS} s a round: one process, all ${PROCESSES}, all ${PROCESSES}, one…`,
+    );
+    const one: Cpu[] = [];
+    const all: Cpu[] = [];
+    one.push(await measure(onePort));
+    all.push(await measure(allPorts));
+    all.push(await measure(allPorts));
+    one.push(await measure(onePort));
+
+    const mean = (runs: Cpu[], f: (c: Cpu) => number) => runs.reduce((a, c) => a + f(c), 0) / runs.length;
+    const rpsOf = (runs: Cpu[]) => mean(runs, (c) => c.result);
+    const gatewaysCpu = (c: Cpu) => gateways.reduce((a, _, i) => a + (c.perPart[`gateway${i}`] ?? 0), 0);
+    const cpuOf = (runs: Cpu[]) => {
+      const postgres = runs.every((c) => c.postgres !== null)
+        ? us(mean(runs, (c) => c.postgres ?? 0))
+        : 'not on this machine';
+      const redisCpu = redis ? `, Redis server ${us(mean(runs, (c) => c.perPart.redis ?? 0))}` : '';
+      const each = gateways.map((_, i) => us(mean(runs, (c) => c.perPart[`gateway${i}`] ?? 0))).join(' + ');
+      return `gateways ${us(mean(runs, gatewaysCpu))} (${each}), PostgreSQL server ${postgres}${redisCpu}, machine ${(mean(runs, (c) => c.busyShare) * 100).toFixed(0)}% busy`;
+    };
+    const cores = os.cpus().length;
+    row(name, `throughput: one process alone (the other ${PROCESSES - 1} up and idle)`, rps(rpsOf(one)));
+    row(
+      name,
+      `throughput: ${PROCESSES} processes / one`,
+      `${(rpsOf(all) / rpsOf(one)).toFixed(2)}× (${rps(rpsOf(all))} / ${rps(rpsOf(one))})` +
+        (PROCESSES > cores
+          ? `; ${PROCESSES} processes on ${cores} cores: this measures what coordination costs, not scale-out`
+          : ''),
+    );
+    row(
+      name,
+      'CPU per request under saturating load',
+      `${PROCESSES} processes: ${cpuOf(all)}; one: ${cpuOf(one)}`,
+    );
+    // This process's pooled connection may have been closed by the server's idle timeout meanwhile.
+    const readGate = () => fetch(`${first.base}/v1/gates/${ids.bench}`, { headers: auth });
+    const gate = (await (await readGate().catch(readGate)).json()) as { spendingCurrent: number };
+    notes.push(`${name}: $${gate.spendingCurrent.toFixed(6)} of spending recorded on the gate`);
+  } finally {
+    for (const g of gateways) await stop(g.child);
+  }
+}
+
 ensureWrk();
 buildServer();
 const upstream = await startUpstream();
@@ -373,15 +502,27 @@ const peers: Peers = {
 };
 try {
   for (const kind of DATABASES) {
-    const db = await newDatabase(kind, 'gatehouse_bench_gateway');
+    const db = await newDatabase(kind as (typeof KINDS)[number], 'gatehouse_bench_gateway');
     if (!db) {
-      notes.push('PostgreSQL was skipped: no server answered, so none of its targets was checked.');
+      const label = kind === 'redis' ? 'PostgreSQL + Redis' : 'PostgreSQL';
+      notes.push(`${label} was skipped: no server answered, so none of its targets was checked.`);
       continue;
     }
     try {
       await benchDatabase(db, peers);
     } finally {
       await db.cleanup();
+    }
+  }
+  if (PROCESSES > 1) {
+    const db = await newDatabase('redis', 'gatehouse_bench_processes');
+    if (!db) notes.push(`The ${PROCESSES}-process run was skipped: PostgreSQL or Redis did not answer.`);
+    else {
+      try {
+        await benchProcesses(db, peers);
+      } finally {
+        await db.cleanup();
+      }
     }
   }
 } finally {

@@ -16,10 +16,12 @@ import {
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 
 export const serverDir = path.resolve(import.meta.dirname, '..');
 export const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+export const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** Portkey's gateway, installed on demand outside the repository (it is no dependency of ours). */
 const PORTKEY_VERSION = '1.15.2';
 const PORTKEY_DIR = path.join(os.homedir(), '.cache', 'gatehouse-bench', `portkey-${PORTKEY_VERSION}`);
@@ -93,6 +95,24 @@ export function postgresCpuMs(): number | null {
     if (!pids.has(ppid)) ticks += Number(fields[13]) + Number(fields[14]); // the postmaster's reaped children
   }
   return (ticks * 1000) / 100;
+}
+
+/**
+ * The pid of the Redis server listening on `redisUrl`'s port on this machine (a `redis-server`
+ * process whose command line names that port), or null when it runs elsewhere: its CPU is then
+ * not counted.
+ */
+export function redisPid(redisUrl: string): number | null {
+  const port = new URL(redisUrl).port || '6379';
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'redis-server') continue;
+      const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+      if (new RegExp(`:${port}\\b`).test(args)) return Number(pid);
+    } catch {} // a process that ended meanwhile
+  }
+  return null;
 }
 
 /** CPU time the whole machine has been busy, all cores together, in ms (/proc/stat). */
@@ -176,19 +196,35 @@ export function ensureWrk(): void {
   execFileSync('apt-get', ['install', '-y', '-qq', 'wrk'], { stdio: 'inherit' });
 }
 
-/** wrk's requests per second, 1 thread; any non-2xx answer fails the run rather than flatter it. */
+/**
+ * wrk's requests per second; any non-2xx answer fails the run rather than flatter it. One thread,
+ * or `spread.threads`, each connecting to one of `spread.ports` in turn (the connections shared
+ * among the threads): several servers behind one load without a balancer of its own.
+ */
 export async function wrk(
   url: string,
   headers: Record<string, string>,
   body: string,
   seconds: number,
   connections: number,
+  spread: { threads: number; ports: number[] } | null = null,
 ): Promise<number> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'gh-wrk-'));
   const script = path.join(dir, 'post.lua');
+  const host = new URL(url).hostname;
   writeFileSync(
     script,
     [
+      ...(spread
+        ? [
+            `local ports = { ${spread.ports.map((p) => JSON.stringify(String(p))).join(', ')} }`,
+            'local n = 0',
+            'setup = function(thread)',
+            '  n = n + 1',
+            `  thread.addr = wrk.lookup(${JSON.stringify(host)}, ports[(n - 1) % #ports + 1])[1]`,
+            'end',
+          ]
+        : []),
       'wrk.method = "POST"',
       `wrk.body = ${JSON.stringify(body)}`,
       ...Object.entries(headers).map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`),
@@ -198,8 +234,10 @@ export async function wrk(
     ].join('\n'),
   );
   const out = await new Promise<string>((resolve, reject) =>
-    execFile('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '-s', script, url], (error, stdout) =>
-      error ? reject(error) : resolve(stdout),
+    execFile(
+      'wrk',
+      [`-t${spread?.threads ?? 1}`, `-c${connections}`, `-d${seconds}s`, '-s', script, url],
+      (error, stdout) => (error ? reject(error) : resolve(stdout)),
     ),
   );
   rmSync(dir, { recursive: true, force: true });
@@ -266,17 +304,52 @@ export function buildServer() {
 }
 
 export type Database = {
-  label: 'PGlite' | 'PostgreSQL';
+  label: 'PGlite' | 'PostgreSQL' | 'PostgreSQL + Redis';
   url: string | null;
+  /** With Redis: its URL and this run's key prefix (GATEHOUSE_REDIS_PREFIX); else null. */
+  redis: { url: string; prefix: string } | null;
   dataDir: string;
   cleanup(): Promise<void>;
 };
 
-/** A new, empty database: a PGlite data directory, or `name` recreated on BENCH_POSTGRES_URL's server. */
-export async function newDatabase(kind: 'pglite' | 'postgres', name: string): Promise<Database | null> {
+/** Deletes every key under a deployment's prefix (its keys are hash-tagged `{prefix}:…`). */
+async function dropRedisKeys(client: Redis, prefix: string) {
+  let cursor = '0';
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', `{${prefix}}:*`, 'COUNT', 1000);
+    if (keys.length > 0) await client.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+}
+
+/**
+ * A new, empty database: a PGlite data directory, or `name` recreated on BENCH_POSTGRES_URL's
+ * server, with (`redis`) BENCH_REDIS_URL's Redis under a prefix of its own, whose keys are deleted
+ * at cleanup. Null, with the reason printed, when the server it needs does not answer.
+ */
+export async function newDatabase(
+  kind: 'pglite' | 'postgres' | 'redis',
+  name: string,
+): Promise<Database | null> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gh-bench-'));
   const removeDir = async () => rmSync(dataDir, { recursive: true, force: true });
-  if (kind === 'pglite') return { label: 'PGlite', url: null, dataDir, cleanup: removeDir };
+  if (kind === 'pglite') return { label: 'PGlite', url: null, redis: null, dataDir, cleanup: removeDir };
+  let redis: Database['redis'] = null;
+  if (kind === 'redis') {
+    const client = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 0 });
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      await client.ping();
+    } catch (error) {
+      console.log(`Redis at ${REDIS_URL} does not answer (${(error as Error).message}): skipping it`);
+      client.disconnect();
+      await removeDir();
+      return null;
+    }
+    client.disconnect();
+    redis = { url: REDIS_URL, prefix: `${name}-${process.pid}` };
+  }
   const admin = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 2000 });
   try {
     await admin.connect();
@@ -293,7 +366,18 @@ export async function newDatabase(kind: 'pglite' | 'postgres', name: string): Pr
   }
   const url = new URL(POSTGRES_URL);
   url.pathname = `/${name}`;
-  return { label: 'PostgreSQL', url: url.toString(), dataDir, cleanup: removeDir };
+  if (!redis) return { label: 'PostgreSQL', url: url.toString(), redis, dataDir, cleanup: removeDir };
+  const { prefix } = redis;
+  const cleanup = async () => {
+    await removeDir();
+    const client = new Redis(REDIS_URL, { maxRetriesPerRequest: 0 });
+    try {
+      await dropRedisKeys(client, prefix);
+    } finally {
+      client.disconnect();
+    }
+  };
+  return { label: 'PostgreSQL + Redis', url: url.toString(), redis, dataDir, cleanup };
 }
 
 async function waitReady(base: string, child: ChildProcess) {
@@ -327,6 +411,9 @@ export async function startGateway(
       PORT: String(port),
       DATA_DIR: db.dataDir,
       DATABASE_URL: db.url ?? '',
+      // Set or emptied: never Redis from the calling shell on a run that is to go without it.
+      REDIS_URL: db.redis?.url ?? '',
+      ...(db.redis && { GATEHOUSE_REDIS_PREFIX: db.redis.prefix }),
       GATEHOUSE_OPEN_SIGNUP: '1',
       OPENAI_API_KEY: 'bench',
       OPENAI_BASE_URL: `http://127.0.0.1:${upstreamPort}/v1`,
