@@ -679,6 +679,8 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
         ? error
         : new TaskFailure('upstream_error', 'The request failed inside the gateway', t.attempts);
     if (!(error instanceof DomainError)) console.error(`${kind.taskType}: unexpected failure`, error);
+    // The answer names the entry this failure leaves (a step's own is the request's).
+    if (!step) domainError.requestId = t.id;
     const entry = logEntryOf(deps, kind, t, {
       success: false,
       statusCode: HTTP_STATUS[domainError.code],

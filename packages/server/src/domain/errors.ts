@@ -43,6 +43,12 @@ export const HTTP_STATUS = {
 
 /** An expected failure a user should read. REST maps `code` to a status; GraphQL to a typed result. */
 export class DomainError extends Error {
+  /**
+   * The id of the log entry a refused or failed request left, when it left one: the answer
+   * carries it (x-gatehouse-request-id) so a client's failure can be found in the log.
+   */
+  requestId?: string;
+
   constructor(
     readonly code: ErrorCode,
     message: string,

@@ -43,12 +43,15 @@ export function errorResponse(c: Context, error: unknown) {
 }
 
 /**
- * A refusal for too many requests or attempts says when to come back, in Retry-After (whole
- * seconds, at least 1), whichever error shape its route answers in.
+ * What an error answer says besides its body, whichever error shape its route answers in: a
+ * refusal for too many requests or attempts when to come back, in Retry-After (whole seconds, at
+ * least 1); a request that left a log entry, its id, in x-gatehouse-request-id (as answers do).
  */
-export const retryAfterHeader: MiddlewareHandler = async (c, next) => {
+export const errorHeaders: MiddlewareHandler = async (c, next) => {
   await next();
   if (c.error instanceof RateLimitedError) c.header('retry-after', String(c.error.retryAfterSeconds));
+  if (c.error instanceof DomainError && c.error.requestId)
+    c.header('x-gatehouse-request-id', c.error.requestId);
 };
 
 /** What @hono/node-server hands a route besides the web Request: the node request and response. */
