@@ -61,7 +61,7 @@ const DONE_TTL_S = 2 * 86_400;
 const COUNTER_TTL_S = 40 * 86_400;
 
 // Amounts go to HINCRBY as the strings they came as: integers up to 2^63, whatever Lua's doubles.
-// KEYS: epoch, leases, reservations, scope keys... ARGV: id, amount, lease ms, fence ms, limits...
+// KEYS: epoch, leases, reservations, done marker, scope keys... ARGV: id, amount, lease ms, fence ms, limits...
 const RESERVE = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -70,24 +70,26 @@ if not fence then
   redis.call('SET', KEYS[1], tostring(now + tonumber(ARGV[4])))
   if tonumber(ARGV[4]) > 0 then return {'fenced'} end
 elseif now < tonumber(fence) then return {'fenced'} end
+-- Settled already (at nothing, its caller having given up on a slow Redis): holds nothing.
+if redis.call('EXISTS', KEYS[4]) == 1 then return {'done'} end
 local missing = {}
-for i = 4, #KEYS do
-  if redis.call('EXISTS', KEYS[i]) == 0 then missing[#missing + 1] = tostring(i - 3) end
+for i = 5, #KEYS do
+  if redis.call('EXISTS', KEYS[i]) == 0 then missing[#missing + 1] = tostring(i - 4) end
 end
 if #missing > 0 then return {'load', unpack(missing)} end
 local amount = tonumber(ARGV[2])
-for i = 4, #KEYS do
+for i = 5, #KEYS do
   local v = redis.call('HMGET', KEYS[i], 's', 'r')
-  local s, r, lim = tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(ARGV[i + 1])
+  local s, r, lim = tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(ARGV[i])
   if s + r >= lim or s + r + amount > lim then
-    return {'refused', tostring(i - 3), v[1] or '0', v[2] or '0', ARGV[i + 1]}
+    return {'refused', tostring(i - 4), v[1] or '0', v[2] or '0', ARGV[i]}
   end
 end
-for i = 4, #KEYS do
+for i = 5, #KEYS do
   redis.call('HINCRBY', KEYS[i], 'r', ARGV[2])
   redis.call('EXPIRE', KEYS[i], ${COUNTER_TTL_S})
 end
-redis.call('HSET', KEYS[3], ARGV[1], ARGV[2] .. '|' .. table.concat(KEYS, '|', 4))
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[2] .. '|' .. table.concat(KEYS, '|', 5))
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
 return {'ok'}`;
 
@@ -341,7 +343,7 @@ export class RedisLedger implements SpendingLedger {
         result = await this.run(
           'reserve',
           RESERVE,
-          [this.k('epoch'), this.k('leases'), this.k('res'), ...keys],
+          [this.k('epoch'), this.k('leases'), this.k('res'), this.k(`d:${id}`), ...keys],
           [id, String(units), String(this.opts.leaseMs), String(this.opts.fenceMs), ...limits],
         );
       } catch (error) {
