@@ -5,6 +5,7 @@ import { Link, useSearch } from 'wouter';
 import { graphql, type ResultOf } from '../graphql.ts';
 import { fromEnum } from '../graphqlEnums.ts';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
+import { useTitle } from '../ui/useTitle.ts';
 import { SpendingCell } from './SpendingNotice.tsx';
 
 const PAGE_SIZE = 25;
@@ -52,6 +53,7 @@ function pageFromSearch(search: string) {
 }
 
 export function GatesPage() {
+  useTitle('Gates');
   const search = useSearch();
   const variables = useMemo(() => pageFromSearch(search), [search]);
   // An empty list names no Gate type, so say it: creating a gate must refresh this list.
