@@ -73,6 +73,13 @@ describe('the log entry view', () => {
     expect(screen.queryByText('End user')).toBeNull();
   });
 
+  it('says when the request was logged, in UTC and saying so', () => {
+    render(<LogEntryView entry={entry({ createdAt: '2026-11-27T10:41:03.512Z' })} />);
+    expect(screen.getByText('2026-11-27 10:41:03 UTC').getAttribute('datetime')).toBe(
+      '2026-11-27T10:41:03.512Z',
+    );
+  });
+
   it('previews each image of the answer, with copy and download', () => {
     render(<LogEntryView entry={entry()} />);
     const images = within(screen.getByRole('region', { name: 'Images (2)' }));

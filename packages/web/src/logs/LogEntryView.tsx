@@ -1,7 +1,7 @@
 import { type FragmentOf, readFragment } from 'gql.tada';
 import type { ReactNode } from 'react';
 import { graphql, type ResultOf } from '../graphql.ts';
-import { formatCount, formatDateTime, formatMs, formatUsd } from './format.ts';
+import { formatCount, formatLogTime, formatMs, formatUsd } from './format.ts';
 import { ImagePreview } from './ImagePreview.tsx';
 import { type FoundImage, findImages } from './images.ts';
 import { JsonViewer } from './JsonViewer.tsx';
@@ -167,7 +167,7 @@ function EntryOutcome({ entry }: { entry: LogEntry }) {
       <div className="entry-status">
         <StatusBadge success={entry.success} statusCode={entry.statusCode} />
         <time dateTime={entry.createdAt} className="muted">
-          {formatDateTime(entry.createdAt)}
+          {formatLogTime(entry.createdAt)}
         </time>
       </div>
 
