@@ -100,6 +100,51 @@ describe('the log entry view', () => {
     expect(screen.queryByRole('note', { name: 'Error' })).toBeNull();
   });
 
+  it('calls a request a fallback only when an attempt failed before the one that answered', () => {
+    const attempt = (model: string, ok: boolean) => ({
+      model,
+      provider: 'mock',
+      ok,
+      status: ok ? 200 : 503,
+      error: ok ? null : 'down',
+      latencyMs: 30,
+    });
+    const modelUsed = (fields: Partial<Entry>) => {
+      const { unmount } = render(<LogEntryView entry={entry(fields)} />);
+      const text = screen.getByText('Model used').nextElementSibling?.textContent;
+      unmount();
+      return text;
+    };
+    // The client named the gate (or a model the gate does not use): one attempt, no fallback.
+    expect(
+      modelUsed({ modelRequested: 'gate', modelUsed: 'mock/echo', attempts: [attempt('mock/echo', true)] }),
+    ).toBe('mock/echo');
+    expect(
+      modelUsed({
+        modelRequested: 'claude-sonnet-4-5',
+        modelUsed: 'mock/echo',
+        attempts: [attempt('mock/echo', true)],
+      }),
+    ).toBe('mock/echo');
+    // The primary failed and the next model answered.
+    expect(
+      modelUsed({
+        modelRequested: 'mock/echo',
+        modelUsed: 'mock/fast',
+        attempts: [attempt('mock/echo', false), attempt('mock/fast', true)],
+      }),
+    ).toBe('mock/fastfallback');
+    // Every attempt failed: nothing answered, so nothing fell back to.
+    expect(
+      modelUsed({
+        success: false,
+        statusCode: 502,
+        modelUsed: null,
+        attempts: [attempt('mock/echo', false), attempt('mock/fast', false)],
+      }),
+    ).toBe('—');
+  });
+
   it('shows a failure’s code and message, and each attempt', () => {
     render(
       <LogEntryView

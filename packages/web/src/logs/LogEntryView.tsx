@@ -9,6 +9,7 @@ import { StatusBadge } from './LogsTable.tsx';
 import {
   type AttemptView,
   attemptsOf,
+  fellBack,
   type ToolCallView,
   type ToolResultView,
   toolCallsOf,
@@ -203,9 +204,7 @@ function EntryFacts({ entry }: { entry: LogEntry }) {
       </Fact>
       <Fact term="Model used">
         <span className="mono">{entry.modelUsed ?? '—'}</span>
-        {entry.modelUsed && entry.modelRequested && entry.modelUsed !== entry.modelRequested && (
-          <span className="badge info">fallback</span>
-        )}
+        {fellBack(attemptsOf(entry.attempts)) && <span className="badge info">fallback</span>}
       </Fact>
       <Fact term="Tokens">
         {formatCount(entry.promptTokens)} input + {formatCount(entry.completionTokens)} output ={' '}
