@@ -17,6 +17,7 @@ const GatesQuery = graphql(`
         node {
           id
           name
+          gateType
           taskType
           model
           fallbackModels
@@ -138,6 +139,12 @@ function GateTableRow({ gate }: { gate: GateRow }) {
         <Link href={`/gates/${gate.id}`} className="strong">
           {gate.name}
         </Link>
+        {gate.gateType === 'AGENT' && (
+          <>
+            {' '}
+            <span className="badge info">agent</span>
+          </>
+        )}
         <div className="mono muted small" title="The gate id applications send">
           {gate.id}
         </div>
