@@ -10,6 +10,7 @@ import { AppShell } from './session/AppShell.tsx';
 import { SignInPage } from './session/SignInPage.tsx';
 import { SignUpPage } from './session/SignUpPage.tsx';
 import { SettingsPage } from './settings/SettingsPage.tsx';
+import { useTitle } from './ui/useTitle.ts';
 
 export function App() {
   return (
@@ -37,6 +38,7 @@ export function App() {
 }
 
 function NotFoundPage() {
+  useTitle('Page not found');
   return (
     <section className="page">
       <h1>Page not found</h1>

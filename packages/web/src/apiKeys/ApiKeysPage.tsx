@@ -10,6 +10,7 @@ import { logsSearch } from '../logs/logSearch.ts';
 import { ApiKeyReveal } from '../session/ApiKeyReveal.tsx';
 import { AskButton, ConfirmRow, useConfirmation } from '../ui/Confirm.tsx';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
+import { useTitle } from '../ui/useTitle.ts';
 import {
   type ApiKeyLimitsValues,
   limitsInput,
@@ -200,6 +201,7 @@ type RowActions = {
  * rate limits, revoke.
  */
 export function ApiKeysPage() {
+  useTitle('API keys');
   // An empty answer names no ApiKey type: say it, so issuing or revoking a key refreshes the list.
   const context = useMemo(() => ({ additionalTypenames: ['ApiKey'] }), []);
   const [{ data, fetching, error }, refetch] = useQuery({

@@ -6,6 +6,7 @@ import { showMutationErrors } from '../forms/formErrors.ts';
 import { MutationErrorFields } from '../forms/mutationErrors.ts';
 import { graphql } from '../graphql.ts';
 import { gateToGraphQL } from '../graphqlEnums.ts';
+import { useTitle } from '../ui/useTitle.ts';
 import { GateForm } from './GateForm.tsx';
 import { emptyGateForm, fieldOfIssue, type GateFormValues, gateFormResolver } from './gateForm.ts';
 import { useTaskModels } from './useTaskModels.ts';
@@ -30,6 +31,7 @@ const CreateGateMutation = graphql(
 
 /** Runs the create-gate form: offers the models of the chosen task type, saves, puts errors on fields. */
 export function CreateGatePage() {
+  useTitle('New gate');
   const form = useForm<GateFormValues, unknown, GateCreate>({
     defaultValues: emptyGateForm,
     resolver: gateFormResolver,

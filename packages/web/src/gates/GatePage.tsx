@@ -3,6 +3,7 @@ import { useQuery } from 'urql';
 import { Link, useParams, useSearchParams } from 'wouter';
 import { graphql } from '../graphql.ts';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
+import { useTitle } from '../ui/useTitle.ts';
 import { GateEditor } from './GateEditor.tsx';
 import { GateDetail } from './gateDetail.ts';
 import { tabFromSearch } from './gateEdit.ts';
@@ -29,6 +30,7 @@ export function GatePage() {
     requestPolicy: 'cache-and-network',
   });
   const gate = data?.gate ? readFragment(GateDetail, data.gate) : null;
+  useTitle(gate ? gate.name : data ? 'Gate not found' : 'Gate');
 
   if (!data && fetching) return <Loading what="the gate" />;
   if (error && !data) {

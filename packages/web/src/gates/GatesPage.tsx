@@ -5,6 +5,7 @@ import { Link, useSearch } from 'wouter';
 import { graphql, type ResultOf } from '../graphql.ts';
 import { fromEnum } from '../graphqlEnums.ts';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
+import { useTitle } from '../ui/useTitle.ts';
 import { SpendingCell } from './SpendingNotice.tsx';
 
 const PAGE_SIZE = 25;
@@ -16,6 +17,7 @@ const GatesQuery = graphql(`
         node {
           id
           name
+          gateType
           taskType
           model
           fallbackModels
@@ -52,6 +54,7 @@ function pageFromSearch(search: string) {
 }
 
 export function GatesPage() {
+  useTitle('Gates');
   const search = useSearch();
   const variables = useMemo(() => pageFromSearch(search), [search]);
   // An empty list names no Gate type, so say it: creating a gate must refresh this list.
@@ -136,6 +139,12 @@ function GateTableRow({ gate }: { gate: GateRow }) {
         <Link href={`/gates/${gate.id}`} className="strong">
           {gate.name}
         </Link>
+        {gate.gateType === 'AGENT' && (
+          <>
+            {' '}
+            <span className="badge info">agent</span>
+          </>
+        )}
         <div className="mono muted small" title="The gate id applications send">
           {gate.id}
         </div>

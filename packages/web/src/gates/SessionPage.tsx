@@ -4,6 +4,7 @@ import { graphql } from '../graphql.ts';
 import { formatCount, formatDateTime, formatMs, formatUsd } from '../logs/format.ts';
 import { AskButton, ConfirmPanel, useConfirmation } from '../ui/Confirm.tsx';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
+import { useTitle } from '../ui/useTitle.ts';
 import { canEnd, SessionStatusBadge } from './sessionStatus.tsx';
 
 const REQUESTS = 200;
@@ -86,6 +87,7 @@ export function SessionPage() {
     pause: key === '',
   });
   const reload = () => refetch({ requestPolicy: 'network-only' });
+  useTitle(key ? `Session ${key}` : 'Session');
 
   const crumbs = (
     <p className="breadcrumb">

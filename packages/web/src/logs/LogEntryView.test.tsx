@@ -73,6 +73,13 @@ describe('the log entry view', () => {
     expect(screen.queryByText('End user')).toBeNull();
   });
 
+  it('says when the request was logged, in UTC and saying so', () => {
+    render(<LogEntryView entry={entry({ createdAt: '2026-11-27T10:41:03.512Z' })} />);
+    expect(screen.getByText('2026-11-27 10:41:03 UTC').getAttribute('datetime')).toBe(
+      '2026-11-27T10:41:03.512Z',
+    );
+  });
+
   it('previews each image of the answer, with copy and download', () => {
     render(<LogEntryView entry={entry()} />);
     const images = within(screen.getByRole('region', { name: 'Images (2)' }));
@@ -91,6 +98,51 @@ describe('the log entry view', () => {
     expect(screen.getByText('temperature')).toBeTruthy();
     expect(screen.getByText(/reached the gate’s spending limit/)).toBeTruthy();
     expect(screen.queryByRole('note', { name: 'Error' })).toBeNull();
+  });
+
+  it('calls a request a fallback only when an attempt failed before the one that answered', () => {
+    const attempt = (model: string, ok: boolean) => ({
+      model,
+      provider: 'mock',
+      ok,
+      status: ok ? 200 : 503,
+      error: ok ? null : 'down',
+      latencyMs: 30,
+    });
+    const modelUsed = (fields: Partial<Entry>) => {
+      const { unmount } = render(<LogEntryView entry={entry(fields)} />);
+      const text = screen.getByText('Model used').nextElementSibling?.textContent;
+      unmount();
+      return text;
+    };
+    // The client named the gate (or a model the gate does not use): one attempt, no fallback.
+    expect(
+      modelUsed({ modelRequested: 'gate', modelUsed: 'mock/echo', attempts: [attempt('mock/echo', true)] }),
+    ).toBe('mock/echo');
+    expect(
+      modelUsed({
+        modelRequested: 'claude-sonnet-4-5',
+        modelUsed: 'mock/echo',
+        attempts: [attempt('mock/echo', true)],
+      }),
+    ).toBe('mock/echo');
+    // The primary failed and the next model answered.
+    expect(
+      modelUsed({
+        modelRequested: 'mock/echo',
+        modelUsed: 'mock/fast',
+        attempts: [attempt('mock/echo', false), attempt('mock/fast', true)],
+      }),
+    ).toBe('mock/fastfallback');
+    // Every attempt failed: nothing answered, so nothing fell back to.
+    expect(
+      modelUsed({
+        success: false,
+        statusCode: 502,
+        modelUsed: null,
+        attempts: [attempt('mock/echo', false), attempt('mock/fast', false)],
+      }),
+    ).toBe('—');
   });
 
   it('shows a failure’s code and message, and each attempt', () => {

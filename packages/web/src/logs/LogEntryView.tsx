@@ -1,7 +1,7 @@
 import { type FragmentOf, readFragment } from 'gql.tada';
 import type { ReactNode } from 'react';
 import { graphql, type ResultOf } from '../graphql.ts';
-import { formatCount, formatDateTime, formatMs, formatUsd } from './format.ts';
+import { formatCount, formatLogTime, formatMs, formatUsd } from './format.ts';
 import { ImagePreview } from './ImagePreview.tsx';
 import { type FoundImage, findImages } from './images.ts';
 import { JsonViewer } from './JsonViewer.tsx';
@@ -9,6 +9,7 @@ import { StatusBadge } from './LogsTable.tsx';
 import {
   type AttemptView,
   attemptsOf,
+  fellBack,
   type ToolCallView,
   type ToolResultView,
   toolCallsOf,
@@ -167,7 +168,7 @@ function EntryOutcome({ entry }: { entry: LogEntry }) {
       <div className="entry-status">
         <StatusBadge success={entry.success} statusCode={entry.statusCode} />
         <time dateTime={entry.createdAt} className="muted">
-          {formatDateTime(entry.createdAt)}
+          {formatLogTime(entry.createdAt)}
         </time>
       </div>
 
@@ -203,9 +204,7 @@ function EntryFacts({ entry }: { entry: LogEntry }) {
       </Fact>
       <Fact term="Model used">
         <span className="mono">{entry.modelUsed ?? '—'}</span>
-        {entry.modelUsed && entry.modelRequested && entry.modelUsed !== entry.modelRequested && (
-          <span className="badge info">fallback</span>
-        )}
+        {fellBack(attemptsOf(entry.attempts)) && <span className="badge info">fallback</span>}
       </Fact>
       <Fact term="Tokens">
         {formatCount(entry.promptTokens)} input + {formatCount(entry.completionTokens)} output ={' '}

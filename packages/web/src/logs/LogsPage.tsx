@@ -3,6 +3,7 @@ import { useQuery } from 'urql';
 import { Link, Redirect, useLocation, useSearch } from 'wouter';
 import { graphql } from '../graphql.ts';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
+import { useTitle } from '../ui/useTitle.ts';
 import { LogEntryPanel } from './LogEntryPanel.tsx';
 import { LogFilterBar } from './LogFilterBar.tsx';
 import { LogRowFragment, LogsTable } from './LogsTable.tsx';
@@ -77,6 +78,7 @@ const LogGatesQuery = graphql(`
 
 /** Every request, newest first: filters, pages and the open entry all live in the address. */
 export function LogsPage() {
+  useTitle('Logs');
   const search = useSearch();
   const [, navigate] = useLocation();
   const state = useMemo(() => parseLogsSearch(search), [search]);

@@ -2,7 +2,7 @@ import { type FragmentOf, readFragment } from 'gql.tada';
 import type { MouseEvent } from 'react';
 import { Link, useLocation } from 'wouter';
 import { graphql } from '../graphql.ts';
-import { formatCount, formatMs, formatTime, formatUsd } from './format.ts';
+import { formatCount, formatLogTime, formatMs, formatUsd } from './format.ts';
 
 /** What a row of the log table shows: the spec's columns, nothing of the payloads. */
 export const LogRowFragment = graphql(`
@@ -93,7 +93,7 @@ export function LogsTable({
                 <td className="numeric">{formatMs(entry.latencyMs)}</td>
                 <td>
                   <Link href={href} className="entry-link" title={entry.createdAt}>
-                    {formatTime(entry.createdAt)}
+                    {formatLogTime(entry.createdAt)}
                   </Link>
                 </td>
               </tr>

@@ -33,6 +33,14 @@ export function formatMs(ms: number): string {
   return ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${integer.format(ms)} ms`;
 }
 
+/**
+ * When a request was logged, in UTC and saying so, to the second: "2026-11-27 10:41:03 UTC".
+ * Server and provider logs keep UTC; an entry read beside them matches whatever the reader's zone.
+ */
+export function formatLogTime(iso: string): string {
+  return `${new Date(iso).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
+
 /** Month, day and a 24-hour clock to the second. */
 const toTheSecond: Intl.DateTimeFormatOptions = {
   month: 'short',
@@ -42,12 +50,6 @@ const toTheSecond: Intl.DateTimeFormatOptions = {
   second: '2-digit',
   hour12: false,
 };
-const timeFormat = new Intl.DateTimeFormat('en-US', toTheSecond);
-
-/** Local time, to the second: "Nov 21, 20:14:38". */
-export function formatTime(iso: string): string {
-  return timeFormat.format(new Date(iso));
-}
 
 const dateTimeFormat = new Intl.DateTimeFormat('en-US', {
   year: 'numeric',

@@ -34,6 +34,15 @@ export function attemptsOf(json: unknown): AttemptView[] {
   }));
 }
 
+/**
+ * The request fell back: an attempt failed before the one that answered. A model used that differs
+ * from the one named is no sign of it (the gate's own model, a sub-gate's, a client's ignored name).
+ */
+export function fellBack(attempts: readonly AttemptView[]): boolean {
+  const answered = attempts.findIndex((attempt) => attempt.ok);
+  return answered > 0 && attempts.slice(0, answered).some((attempt) => !attempt.ok);
+}
+
 /** JSON given as a string (tool arguments, tool output) shown as the JSON it holds, if it is. */
 export function parsedIfJson(value: unknown): unknown {
   if (typeof value !== 'string') return value;

@@ -5,6 +5,7 @@ import { graphql, type ResultOf } from '../graphql.ts';
 import { formatCount, formatMs, formatUsd } from '../logs/format.ts';
 import { LogRowFragment, LogsTable } from '../logs/LogsTable.tsx';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
+import { useTitle } from '../ui/useTitle.ts';
 import {
   fillSeries,
   type OverviewWindow,
@@ -79,6 +80,7 @@ type Overview = ResultOf<typeof OverviewQuery>['overview'];
 
 /** The landing page: totals, charts and the latest requests over the window the address names. */
 export function OverviewPage() {
+  useTitle('Overview');
   const search = useSearch();
   const [, navigate] = useLocation();
   const timeWindow = windowFromSearch(search);

@@ -1,4 +1,5 @@
 import type { ReactNode } from 'react';
+import { useTitle } from '../ui/useTitle.ts';
 
 export function AuthLayout({
   title,
@@ -9,6 +10,7 @@ export function AuthLayout({
   intro?: ReactNode;
   children: ReactNode;
 }) {
+  useTitle(title);
   return (
     <main className="auth">
       <div className="auth-card">

@@ -2,6 +2,7 @@ import { useQuery } from 'urql';
 import { Link } from 'wouter';
 import { graphql, type ResultOf } from '../graphql.ts';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
+import { useTitle } from '../ui/useTitle.ts';
 import { AccountsCard } from './AccountsCard.tsx';
 
 const SettingsQuery = graphql(`
@@ -34,6 +35,7 @@ const day = new Intl.DateTimeFormat('en-GB', { dateStyle: 'long', timeZone: 'UTC
 
 /** The account and its plan: gates used against the plan's limit, and how long logs are kept. */
 export function SettingsPage() {
+  useTitle('Settings');
   // Gate counts change on other pages: ask the server each time the page opens.
   const [{ data, fetching, error }, refetch] = useQuery({
     query: SettingsQuery,

@@ -1,0 +1,62 @@
+import { render, screen, within } from '@testing-library/react';
+import { Client, fetchExchange, Provider } from 'urql';
+import { describe, expect, it } from 'vitest';
+import { Router } from 'wouter';
+import { memoryLocation } from 'wouter/memory-location';
+import { GatesPage } from './GatesPage.tsx';
+import { storedGate } from './storedGate.testing.ts';
+
+const support = storedGate();
+const agent = storedGate({
+  id: '7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f',
+  name: 'Coding agent',
+  gateType: 'AGENT',
+});
+
+/** The GraphQL server as a test double: one page holding a standard gate and an agent gate. */
+async function graphqlFetch(_url: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+  const body = JSON.parse(String(init?.body)) as { query: string };
+  const operation = /(?:query|mutation)\s+(\w+)/.exec(body.query)?.[1] ?? '';
+  const data =
+    operation === 'Gates'
+      ? {
+          gates: {
+            __typename: 'QueryGatesConnection',
+            edges: [support, agent].map((node) => ({ __typename: 'QueryGatesConnectionEdge', node })),
+            pageInfo: {
+              __typename: 'PageInfo',
+              hasNextPage: false,
+              hasPreviousPage: false,
+              startCursor: null,
+              endCursor: null,
+            },
+          },
+        }
+      : null;
+  return new Response(JSON.stringify(data ? { data } : { errors: [{ message: `no ${operation} here` }] }), {
+    headers: { 'content-type': 'application/json' },
+  });
+}
+
+describe('the gates list', () => {
+  it('marks agent gates with an "agent" badge, and only them', async () => {
+    const client = new Client({
+      url: 'http://gatehouse.test/graphql',
+      exchanges: [fetchExchange],
+      fetch: graphqlFetch as typeof fetch,
+      preferGetMethod: false,
+    });
+    const location = memoryLocation({ path: '/gates' });
+    render(
+      <Provider value={client}>
+        <Router hook={location.hook} searchHook={location.searchHook}>
+          <GatesPage />
+        </Router>
+      </Provider>,
+    );
+    const rowOf = (name: string) => screen.getByRole('link', { name }).closest('tr') as HTMLElement;
+    await screen.findByRole('link', { name: 'Coding agent' });
+    expect(within(rowOf('Coding agent')).getByText('agent', { selector: '.badge' })).toBeTruthy();
+    expect(within(rowOf('Support bot')).queryByText('agent', { selector: '.badge' })).toBeNull();
+  });
+});
