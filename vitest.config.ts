@@ -1,26 +1,11 @@
-import net from 'node:net';
 import { defineConfig } from 'vitest/config';
+import { reachable } from './packages/server/test/support/reachable.ts';
 
 /**
  * The server suite runs twice: on PGlite always, and on PostgreSQL wherever one answers
  * (CI: 127.0.0.1:5432, database `test`). GATEHOUSE_REQUIRE_POSTGRES=1 makes a missing one fatal.
  */
 const postgresUrl = process.env.GATEHOUSE_TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
-
-function reachable(url: string): Promise<boolean> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: hostname, port: Number(port || 5432) });
-    socket.setTimeout(1000);
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-    socket.once('timeout', () => done(false));
-  });
-}
 
 /**
  * GATEHOUSE_TEST_DATABASES (`pglite`, `postgres`, or both, comma-separated; both when unset) picks
@@ -30,7 +15,7 @@ function reachable(url: string): Promise<boolean> {
 const asked = new Set((process.env.GATEHOUSE_TEST_DATABASES ?? 'pglite,postgres').split(','));
 
 export default defineConfig(async () => {
-  const withPostgres = asked.has('postgres') && (await reachable(postgresUrl));
+  const withPostgres = asked.has('postgres') && (await reachable(postgresUrl, 5432));
   if (asked.has('postgres') && !withPostgres) {
     if (process.env.GATEHOUSE_REQUIRE_POSTGRES === '1') {
       throw new Error(`PostgreSQL is required but ${postgresUrl} does not answer`);
