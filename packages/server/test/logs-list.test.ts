@@ -121,6 +121,30 @@ describe('filters', () => {
     expect(page.logs.every((l) => l.gate_id === a.id && !l.success)).toBe(true);
   });
 
+  it('model, errorCode and failureClass find the requests that failed which way', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, { model: 'mock/fast' });
+    const broke = await createGate(app, user, { spendingLimit: 0, spendingEnforcement: 'block' });
+    const ok = await answerOf(await chat(app, user, gate.id, { messages: say('fine') }));
+    expect((await chat(app, user, gate.id, { messages: say('[mock:fail=503] down') })).status).toBe(502);
+    expect((await chat(app, user, broke.id, { messages: say('refused') })).status).toBe(402);
+    expect((await chat(app, user, gate.id, { messages: [] })).status).toBe(400);
+    await app.runtime.logs.drain();
+
+    const ids = async (query: Record<string, string>) =>
+      (await getLogs(app, user, query)).logs.map((l) => [l.status_code, l.error_code]);
+    expect(await ids({ failureClass: 'provider_error' })).toEqual([[502, 'upstream_error']]);
+    expect(await ids({ failureClass: 'limit_refusal' })).toEqual([[402, 'spending_limit_exceeded']]);
+    expect(await ids({ failureClass: 'client_error' })).toEqual([[400, 'invalid_request']]);
+    expect(await ids({ failureClass: 'rate_limit' })).toEqual([]);
+    expect(await ids({ errorCode: 'spending_limit_exceeded' })).toEqual([[402, 'spending_limit_exceeded']]);
+    // The model named or the one that answered.
+    const fast = (await getLogs(app, user, { model: 'mock/fast' })).logs;
+    expect(fast.map((l) => l.id)).toContain(ok.id);
+    expect(fast.every((l) => l.gate_id === gate.id)).toBe(true);
+    expect((await getLogs(app, user, { model: 'mock/none' })).logs).toEqual([]);
+  });
+
   it('since is inclusive and until exclusive, in any offset', async () => {
     const user = await signUpUser(app);
     const gate = await createGate(app, user);

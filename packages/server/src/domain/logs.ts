@@ -3,13 +3,12 @@
  * payloads, the overview and the time series. Every query is scoped to its owner.
  */
 
-import { sessionKeySchema } from '@gatehouse/rules/agent';
-import { dateTimeSchema, EARLIEST_DATE, isAcceptedDate } from '@gatehouse/rules/dates';
+import { EARLIEST_DATE, isAcceptedDate } from '@gatehouse/rules/dates';
 import { isUuid } from '@gatehouse/rules/ids';
-import { endUserSchema, LOG_STATUSES } from '@gatehouse/rules/logs';
 import { z } from 'zod';
 import { sql } from '../db/client.ts';
 import { NotFoundError, parseWith } from './errors.ts';
+import { logConditions, logFilterFields, sinceBeforeUntil, untilIssue } from './logFilter.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -42,20 +41,9 @@ export const logQuerySchema = z
         return decoded as { createdAt: Date; id: string };
       })
       .optional(),
-    gateId: z.uuid('must be a gate UUID').optional(),
-    status: z.enum(LOG_STATUSES).optional(),
-    // The client's session id (x-gatehouse-session-id), on any gate.
-    sessionId: sessionKeySchema.optional(),
-    // The API key the request came with, and the end user it named.
-    apiKeyId: z.uuid('must be an API key UUID').optional(),
-    endUser: endUserSchema.optional(),
-    since: dateTimeSchema.optional(),
-    until: dateTimeSchema.optional(),
+    ...logFilterFields,
   })
-  .refine((q) => !q.since || !q.until || q.since < q.until, {
-    path: ['until'],
-    message: 'must be after since',
-  });
+  .refine(sinceBeforeUntil, untilIssue);
 
 export type SummaryRow = {
   id: string;
@@ -157,19 +145,7 @@ const parseQuery = (raw: unknown) => parseWith(logQuerySchema, raw);
 /** A page of the caller's entries, newest first; the cursor continues exactly after the last. */
 export async function listLogs(userId: string, raw: unknown) {
   const q = parseQuery(raw);
-  const params: unknown[] = [userId];
-  const where = ['user_id = $1::uuid'];
-  const add = (clause: (n: string) => string, value: unknown) => {
-    params.push(value);
-    where.push(clause(`$${params.length}`));
-  };
-  if (q.gateId) add((p) => `gate_id = ${p}::uuid`, q.gateId);
-  if (q.status) add((p) => `success = ${p}`, q.status === 'success');
-  if (q.sessionId) add((p) => `session_id = ${p}`, q.sessionId);
-  if (q.apiKeyId) add((p) => `api_key_id = ${p}::uuid`, q.apiKeyId);
-  if (q.endUser) add((p) => `end_user = ${p}`, q.endUser);
-  if (q.since) add((p) => `created_at >= ${p}::timestamptz`, q.since.toISOString());
-  if (q.until) add((p) => `created_at < ${p}::timestamptz`, q.until.toISOString());
+  const { where, params } = logConditions(userId, q);
   if (q.cursor) {
     params.push(q.cursor.createdAt.toISOString(), q.cursor.id);
     // A row comparison, so the index on (…, created_at DESC, id DESC) starts right at the cursor.
@@ -236,13 +212,10 @@ export async function getLogMedia(
 }
 
 const windowFields = {
-  gateId: z.uuid('must be a gate UUID').optional(),
-  since: dateTimeSchema.optional(),
-  until: dateTimeSchema.optional(),
+  gateId: logFilterFields.gateId,
+  since: logFilterFields.since,
+  until: logFilterFields.until,
 };
-const sinceBeforeUntil = (q: { since?: Date | undefined; until?: Date | undefined }) =>
-  !q.since || !q.until || q.since < q.until;
-const untilIssue = { path: ['until'], message: 'must be after since' };
 
 export const overviewQuerySchema = z.strictObject(windowFields).refine(sinceBeforeUntil, untilIssue);
 

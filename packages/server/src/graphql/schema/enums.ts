@@ -22,7 +22,7 @@ import {
   TASK_SUBTYPES,
   TASK_TYPES,
 } from '@gatehouse/rules/gate';
-import { LOG_STATUSES } from '@gatehouse/rules/logs';
+import { FAILURE_CLASSES, LOG_STATUSES } from '@gatehouse/rules/logs';
 import type { EnumRef, SchemaTypes } from '@pothos/core';
 import { GATE_CHANGE_KINDS } from '../../domain/gateVersions.ts';
 import { seriesQuerySchema } from '../../domain/logs.ts';
@@ -64,6 +64,7 @@ export const KeySpendingPeriod = choiceEnum('KeySpendingPeriod', KEY_SPENDING_PE
 export const SpendingEnforcement = choiceEnum('SpendingEnforcement', SPENDING_ENFORCEMENTS);
 export const SpendingStatus = choiceEnum('SpendingStatus', SPENDING_STATUSES);
 export const LogStatus = choiceEnum('LogStatus', LOG_STATUSES);
+export const FailureClass = choiceEnum('FailureClass', FAILURE_CLASSES);
 export const LogSeriesBucket = choiceEnum('LogSeriesBucket', seriesQuerySchema.shape.bucket.unwrap().options);
 export const PlanId = choiceEnum('PlanId', PLAN_IDS);
 export const GateType = choiceEnum('GateType', GATE_TYPES);

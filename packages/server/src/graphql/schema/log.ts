@@ -1,3 +1,4 @@
+import type { ArgBuilder, SchemaTypes } from '@pothos/core';
 import { GraphQLError } from 'graphql';
 import { renameIssuePaths, ValidationError } from '../../domain/errors.ts';
 import {
@@ -16,7 +17,7 @@ import {
 import { forwardConnection, userInput } from '../arguments.ts';
 import { builder } from '../builder.ts';
 import { countRows, requireActor } from '../context.ts';
-import { LogSeriesBucket, LogStatus } from './enums.ts';
+import { FailureClass, LogSeriesBucket, LogStatus } from './enums.ts';
 
 /**
  * The entry with its payloads, which only `log(id)` reads: a listed entry has none, so no page
@@ -203,21 +204,63 @@ const SeriesRef = builder.objectRef<Series>('LogSeries').implement({
   }),
 });
 
+type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T extends SchemaTypes> ? T : never;
+
 const iso = (d: Date | null | undefined) => d?.toISOString();
+
+/** The log filter as arguments, the same on every field that reads entries. */
+function logFilterArgs(arg: ArgBuilder<Types>) {
+  return {
+    gateId: arg.id(),
+    status: arg({ type: LogStatus }),
+    sessionId: arg.string({ description: 'The client’s session id (x-gatehouse-session-id)' }),
+    apiKeyId: arg.id({ description: 'The API key the requests came with' }),
+    endUser: arg.string({ description: 'The end user the requests named' }),
+    model: arg.string({ description: 'The model named or the one that answered' }),
+    errorCode: arg.string({ description: 'The error code a failed request answered with' }),
+    failureClass: arg({
+      type: FailureClass,
+      description: 'Why requests failed: the provider, a spending limit, a rate limit or the client',
+    }),
+    since: arg({ type: 'DateTime' }),
+    until: arg({ type: 'DateTime' }),
+  };
+}
+
+type LogFilterArgs = {
+  gateId?: string | number | null;
+  status?: string | null;
+  sessionId?: string | null;
+  apiKeyId?: string | number | null;
+  endUser?: string | null;
+  model?: string | null;
+  errorCode?: string | null;
+  failureClass?: string | null;
+  since?: Date | null;
+  until?: Date | null;
+};
+
+/** The arguments given, as the domain's raw filter (the domain's schema checks each). */
+function logFilterOf(args: LogFilterArgs) {
+  return {
+    ...(args.gateId != null && { gateId: String(args.gateId) }),
+    ...(args.status && { status: args.status }),
+    ...(args.sessionId != null && { sessionId: args.sessionId }),
+    ...(args.apiKeyId != null && { apiKeyId: String(args.apiKeyId) }),
+    ...(args.endUser != null && { endUser: args.endUser }),
+    ...(args.model != null && { model: args.model }),
+    ...(args.errorCode != null && { errorCode: args.errorCode }),
+    ...(args.failureClass && { failureClass: args.failureClass }),
+    ...(args.since && { since: iso(args.since) }),
+    ...(args.until && { until: iso(args.until) }),
+  };
+}
 
 builder.queryFields((t) => ({
   logs: t.connection({
     type: LogEntryRef,
     description: 'Your log entries, newest first',
-    args: {
-      gateId: t.arg.id(),
-      status: t.arg({ type: LogStatus }),
-      sessionId: t.arg.string({ description: 'The client’s session id (x-gatehouse-session-id)' }),
-      apiKeyId: t.arg.id({ description: 'The API key the requests came with' }),
-      endUser: t.arg.string({ description: 'The end user the requests named' }),
-      since: t.arg({ type: 'DateTime' }),
-      until: t.arg({ type: 'DateTime' }),
-    },
+    args: logFilterArgs(t.arg),
     resolve: (_root, args, ctx) =>
       userInput(async () => {
         // Newest first, forward only: `last`/`before` would otherwise be ignored without a word.
@@ -235,13 +278,7 @@ builder.queryFields((t) => ({
         const page = await listLogs(requireActor(ctx).user.id, {
           ...(args.first != null && { limit: args.first }),
           ...(args.after && { cursor: args.after }),
-          ...(args.gateId && { gateId: String(args.gateId) }),
-          ...(args.status && { status: args.status }),
-          ...(args.sessionId != null && { sessionId: args.sessionId }),
-          ...(args.apiKeyId != null && { apiKeyId: String(args.apiKeyId) }),
-          ...(args.endUser != null && { endUser: args.endUser }),
-          ...(args.since && { since: iso(args.since) }),
-          ...(args.until && { until: iso(args.until) }),
+          ...logFilterOf(args),
         }).catch((error) => {
           // The rule names REST's parameters; here they are the connection's arguments.
           throw renameIssuePaths(error, { cursor: 'after', limit: 'first' });
