@@ -10,13 +10,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { connectDatabase, type Database } from '../src/db/client.ts';
 import { createLogWriter } from '../src/dataplane/logWriter.ts';
+import { connectDatabase, type Database } from '../src/db/client.ts';
 
 const ROWS = Number(process.env.BENCH_WRITE_ROWS ?? 5000);
 const ROUNDS = 3;
 const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
-const WORDS = 'the order refund ticket customer shipping invoice account delivery parcel warehouse'.split(' ');
+const WORDS = 'the order refund ticket customer shipping invoice account delivery parcel warehouse'.split(
+  ' ',
+);
 
 const sentence = (i: number, n: number) =>
   Array.from({ length: n }, (_, k) => WORDS[(i * 7 + k * 3) % WORDS.length]).join(' ');
@@ -54,10 +56,10 @@ async function run(label: string, db: Database) {
   const rates: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const userId = randomUUID();
-    await db.driver.query(`INSERT INTO users (id, email, password_hash, updated_at) VALUES ($1::uuid, $2, 'x', now())`, [
-      userId,
-      `bench-writes-${userId}@example.test`,
-    ]);
+    await db.driver.query(
+      `INSERT INTO users (id, email, password_hash, updated_at) VALUES ($1::uuid, $2, 'x', now())`,
+      [userId, `bench-writes-${userId}@example.test`],
+    );
     const writer = createLogWriter();
     const t = performance.now();
     for (let i = 0; i < ROWS; i++) await writer.add(entry(userId, i));

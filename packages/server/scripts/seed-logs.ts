@@ -141,7 +141,7 @@ WITH g AS (
 )
 INSERT INTO log_entries (id, user_id, gate_id, gate_name, endpoint, model_requested, model_used, prompt_tokens,
   completion_tokens, cost_usd, latency_ms, success, status_code, error_code, error_message, session_id, attempts,
-  stream, provider_request, provider_response, created_at)
+  stream, provider_request, provider_response, search, created_at)
 SELECT gen_random_uuid(), $1::uuid, gate_id, gate_name,
        CASE WHEN a < 0.25 THEN '/v1/chat/completions' ELSE '/v3/chat' END,
        model, CASE WHEN failed THEN NULL WHEN via_fallback THEN fallback ELSE model END,
@@ -170,6 +170,12 @@ SELECT gen_random_uuid(), $1::uuid, gate_id, gate_name,
               'choices', jsonb_build_array(jsonb_build_object('index', 0, 'finish_reason', 'stop',
                 'message', jsonb_build_object('role', 'assistant', 'content', 'Ticket #' || i || ' summarised.'))),
               'usage', jsonb_build_object('prompt_tokens', prompt_tokens, 'completion_tokens', completion_tokens)) END,
+       -- The words the log writer would index (logSearchText.ts): the error, the prompt, the answer.
+       to_tsvector('simple', concat_ws(' ', CASE error_code WHEN 'upstream_error' THEN 'Provider answered 503: overloaded'
+                       WHEN 'rate_limited' THEN 'Provider answered 429: rate limit reached'
+                       WHEN 'upstream_timeout' THEN 'The provider did not answer in time' END,
+         'Summarise ticket #' || i || ' for the support team',
+         CASE WHEN failed THEN error_code ELSE 'Ticket #' || i || ' summarised.' END)),
        $11::timestamptz + make_interval(secs => (i - 1 + c) * $12::float8 / $10::float8 / 1000)
 FROM x`;
 

@@ -3,7 +3,9 @@
  * describes (tables, columns with their SQL types, nullability and defaults, primary keys,
  * unique and plain indexes with column order and direction, foreign keys with their actions),
  * on PGlite and on PostgreSQL alike. schema.prisma is read as Prisma's DMMF, which
- * scripts/dmmf-generator.mjs writes on `prisma generate`. Then the migrator itself.
+ * scripts/dmmf-generator.mjs writes on `prisma generate`; its `Unsupported("…")` columns (which the
+ * DMMF leaves out) are read from the schema's text, and an index's method (GIN) is compared too.
+ * Then the migrator itself.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -35,12 +37,30 @@ const MIGRATIONS_TABLE = '_gatehouse_migrations';
 // ---------------------------------------------------------------------------------------------
 
 const modelByName = new Map(datamodel.models.map((m) => [m.name, m]));
+
+/** Each model's `Unsupported("type")` fields (the DMMF omits them): name, column and SQL type. */
+const schemaSource = readFileSync(schemaFile, 'utf8');
+const unsupportedFields = new Map(
+  [...schemaSource.matchAll(/^model\s+(\w+)\s*\{([\s\S]*?)^\}/gm)].map(([, model, body]) => [
+    model as string,
+    [...(body ?? '').matchAll(/^\s+(\w+)\s+Unsupported\("(\w+)"\)(\?)?(?:.*@map\("(\w+)"\))?/gm)].map(
+      ([, name, type, optional, mapped]) => ({
+        name: name as string,
+        column: mapped ?? (name as string),
+        type: type as string,
+        notNull: optional !== '?',
+      }),
+    ),
+  ]),
+);
 const tableOf = (model: DMMF.Model) => model.dbName ?? model.name;
 const columnOf = (field: DMMF.Field) => field.dbName ?? field.name;
 const scalarFields = (model: DMMF.Model) =>
   model.fields.filter((f) => f.kind === 'scalar' || f.kind === 'enum');
 
 function fieldOf(model: DMMF.Model, name: string): DMMF.Field {
+  const unsupported = unsupportedFields.get(model.name)?.find((f) => f.name === name);
+  if (unsupported) return { name, dbName: unsupported.column } as DMMF.Field;
   const field = model.fields.find((f) => f.name === name);
   if (!field) throw new Error(`${model.name} has no field ${name}`);
   return field;
@@ -129,7 +149,7 @@ function sqlDefault(field: DMMF.Field): string | null {
 }
 
 type Column = { type: string; notNull: boolean; default: string | null };
-type Index = { table: string; unique: boolean; primary: boolean; columns: string };
+type Index = { table: string; unique: boolean; primary: boolean; method: string; columns: string };
 type ForeignKey = {
   table: string;
   columns: string;
@@ -155,13 +175,17 @@ function prismaName(table: string, columns: string[], suffix: 'pkey' | 'key' | '
 }
 
 function expectedColumns(model: DMMF.Model): Record<string, Column> {
-  return Object.fromEntries(
-    scalarFields(model).map((f) => [
+  return Object.fromEntries([
+    ...scalarFields(model).map((f) => [
       columnOf(f),
       // prisma migrate creates list columns without NOT NULL, whatever the field says.
       { type: sqlType(f), notNull: f.isRequired && !f.isList, default: sqlDefault(f) },
     ]),
-  );
+    ...(unsupportedFields.get(model.name) ?? []).map((f) => [
+      f.column,
+      { type: f.type, notNull: f.notNull, default: null },
+    ]),
+  ]);
 }
 
 function expectedIndexes(): Record<string, Index> {
@@ -177,6 +201,7 @@ function expectedIndexes(): Record<string, Index> {
       table,
       unique: index.type !== 'normal',
       primary: index.type === 'id',
+      method: ((index as { algorithm?: string }).algorithm ?? 'btree').toLowerCase(),
       columns: index.fields
         .map((f) => `${columnOf(fieldOf(model, f.name))} ${f.sortOrder === 'desc' ? 'DESC' : 'ASC'}`)
         .join(', '),
@@ -246,22 +271,28 @@ async function actualIndexes(db: SqlDriver): Promise<Record<string, Index>> {
     table: string;
     unique: boolean;
     primary: boolean;
+    method: string;
     columns: string;
   }>(`
     SELECT i.relname::text AS name, t.relname::text AS table, ix.indisunique AS unique, ix.indisprimary AS primary,
+           am.amname::text AS method,
            string_agg(
              a.attname::text || CASE WHEN (ix.indoption[k.ord - 1] & 1) = 1 THEN ' DESC' ELSE ' ASC' END,
              ', ' ORDER BY k.ord) AS columns
     FROM pg_index ix
     JOIN pg_class i ON i.oid = ix.indexrelid
     JOIN pg_class t ON t.oid = ix.indrelid
+    JOIN pg_am am ON am.oid = i.relam
     JOIN pg_namespace n ON n.oid = t.relnamespace
     CROSS JOIN LATERAL unnest(ix.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord)
     JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum
     WHERE ${IN_SCHEMA} AND t.relname <> '${MIGRATIONS_TABLE}'
-    GROUP BY i.relname, t.relname, ix.indisunique, ix.indisprimary`);
+    GROUP BY i.relname, t.relname, ix.indisunique, ix.indisprimary, am.amname`);
   return Object.fromEntries(
-    rows.map((r) => [r.name, { table: r.table, unique: r.unique, primary: r.primary, columns: r.columns }]),
+    rows.map((r) => [
+      r.name,
+      { table: r.table, unique: r.unique, primary: r.primary, method: r.method, columns: r.columns },
+    ]),
   );
 }
 
@@ -289,7 +320,8 @@ describe('the migrated database', () => {
     const source = readFileSync(schemaFile, 'utf8');
     const models = [...source.matchAll(/^model\s+(\w+)\s*\{([\s\S]*?)^\}/gm)].map(([, name, body]) => ({
       name,
-      fields: [...(body ?? '').matchAll(/^\s+(\w+)\s+\w/gm)].map(([, field]) => field),
+      // Unsupported("…") fields are not in the DMMF (they are compared as columns below).
+      fields: [...(body ?? '').matchAll(/^\s+(\w+)\s+(?!Unsupported\()\w/gm)].map(([, field]) => field),
     }));
     expect(models.length).toBeGreaterThan(0);
     expect(datamodel.models.map((m) => ({ name: m.name, fields: m.fields.map((f) => f.name) }))).toEqual(

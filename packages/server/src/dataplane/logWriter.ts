@@ -13,6 +13,7 @@ import { sql } from '../db/client.ts';
 import { LATENCY_BUCKETS, latencyBucketOf } from '../domain/modelStats.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { jsonText } from '../providers/wireText.ts';
+import { searchTextOf } from './logSearchText.ts';
 
 export type LogEntryData = Prisma.LogEntryCreateManyInput;
 
@@ -79,9 +80,10 @@ const DEFAULTS: Partial<Record<keyof LogEntryData, unknown>> = {
 const LIST = COLUMNS.map(([c]) => `"${c}"`).join(', ');
 const JOINED: Record<string, string> = { gate_id: 'g.id', gate_session_id: 's.id' };
 const SELECTED = COLUMNS.map(([c]) => JOINED[c] ?? `x."${c}"`).join(', ');
-const INSERT_ENTRIES = `INSERT INTO log_entries (${LIST})
-  SELECT ${SELECTED}
-  FROM jsonb_to_recordset($1::jsonb) AS x(${COLUMNS.map(([c, t]) => `"${c}" ${t}`).join(', ')})
+// The search words (logSearchText.ts) travel as text, indexed here: bounded, so they cannot fail.
+const INSERT_ENTRIES = `INSERT INTO log_entries (${LIST}, "search")
+  SELECT ${SELECTED}, to_tsvector('simple'::regconfig, x.search_text)
+  FROM jsonb_to_recordset($1::jsonb) AS x(${COLUMNS.map(([c, t]) => `"${c}" ${t}`).join(', ')}, search_text text)
   LEFT JOIN gates g ON g.id = x.gate_id
   LEFT JOIN agent_sessions s ON s.id = x.gate_session_id`;
 // The hourly totals, grouped here and added in the same transaction as the entries, so they can
@@ -312,6 +314,8 @@ function queued(entry: LogEntryData, media?: StoredMedia[]): Queued {
       value = Math.min(Math.max(Math.round(value), 0), INT_MAX);
     json += KEYS[i] + (value === null ? 'null' : jsonText(value));
   }
+  const words = searchTextOf(entry);
+  if (words) json += `,"search_text":${JSON.stringify(words)}`;
   const row = `${json}}`;
   const storable = storableJson(row);
   return {

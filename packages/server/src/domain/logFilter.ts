@@ -26,6 +26,15 @@ export const FAILURE_CLASS_SQL = `(CASE WHEN success THEN NULL
   WHEN status_code >= 500 OR status_code < 400 THEN 'provider_error'
   ELSE 'client_error' END)`;
 
+/** A yes/no filter in a query string: `true` or `false`, nothing else. */
+const yesNo = z
+  .enum(['true', 'false'], 'must be true or false')
+  .transform((v) => v === 'true')
+  .optional();
+
+/** The longest text search, and the most characters of an entry the search index keeps. */
+export const SEARCH_QUERY_MAX = 200;
+
 /** The filter's fields, for the query schemas that take them (each adds its own). */
 export const logFilterFields = {
   gateId: z.uuid('must be a gate UUID').optional(),
@@ -39,6 +48,20 @@ export const logFilterFields = {
   model: z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters').optional(),
   errorCode: z.string().min(1, 'must not be empty').max(100, 'must be at most 100 characters').optional(),
   failureClass: z.enum(FAILURE_CLASSES).optional(),
+  // The route the request came to (/v1/chat/completions, /v3/chat, …).
+  endpoint: z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters').optional(),
+  streamed: yesNo,
+  hasToolCalls: yesNo,
+  // A metadata member sent with the request: the key alone (present with any value), or key and value.
+  metadataKey: z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters').optional(),
+  metadataValue: z.string().max(1000, 'must be at most 1000 characters').optional(),
+  // Words of the prompt, the answer or the error (web-search syntax: "a phrase", -not, or).
+  q: z
+    .string()
+    .trim()
+    .min(1, 'must not be empty')
+    .max(SEARCH_QUERY_MAX, `must be at most ${SEARCH_QUERY_MAX} characters`)
+    .optional(),
   since: dateTimeSchema.optional(),
   until: dateTimeSchema.optional(),
 };
@@ -52,6 +75,12 @@ export type LogFilter = {
   model?: string | undefined;
   errorCode?: string | undefined;
   failureClass?: FailureClass | undefined;
+  endpoint?: string | undefined;
+  streamed?: boolean | undefined;
+  hasToolCalls?: boolean | undefined;
+  metadataKey?: string | undefined;
+  metadataValue?: string | undefined;
+  q?: string | undefined;
   since?: Date | undefined;
   until?: Date | undefined;
 };
@@ -59,6 +88,19 @@ export type LogFilter = {
 export const sinceBeforeUntil = (q: { since?: Date | undefined; until?: Date | undefined }) =>
   !q.since || !q.until || q.since < q.until;
 export const untilIssue = { path: ['until'], message: 'must be after since' };
+
+/** A metadata value is looked for under a key: metadataValue alone is refused. */
+export const valueHasKey = (q: { metadataKey?: string | undefined; metadataValue?: string | undefined }) =>
+  q.metadataValue === undefined || q.metadataKey !== undefined;
+export const valueIssue = { path: ['metadataValue'], message: 'needs metadataKey' };
+
+/** The filter's schema with its refinements (and any fields of the caller's own). */
+export function logFilterSchema<T extends z.ZodRawShape>(extra: T) {
+  return z
+    .strictObject({ ...extra, ...logFilterFields })
+    .refine((q) => sinceBeforeUntil(q as LogFilter), untilIssue)
+    .refine((q) => valueHasKey(q as LogFilter), valueIssue);
+}
 
 /**
  * The SQL conditions of a filter over log_entries, owner first ($1), and their values; `add`
@@ -79,6 +121,25 @@ export function logConditions(userId: string, f: LogFilter) {
   if (f.model) add((p) => `(model_used = ${p} OR model_requested = ${p})`, f.model);
   if (f.errorCode) add((p) => `error_code = ${p}`, f.errorCode);
   if (f.failureClass) add((p) => `${FAILURE_CLASS_SQL} = ${p}`, f.failureClass);
+  if (f.endpoint) add((p) => `endpoint = ${p}`, f.endpoint);
+  if (f.streamed !== undefined) add((p) => `stream = ${p}`, f.streamed);
+  if (f.hasToolCalls !== undefined) {
+    // The writer stores tool_calls only when the answer had some; JSON null and [] count as none.
+    add(
+      (p) => `(tool_calls IS NOT NULL AND tool_calls NOT IN ('null'::jsonb, '[]'::jsonb)) = ${p}`,
+      f.hasToolCalls,
+    );
+  }
+  if (f.metadataKey !== undefined && f.metadataValue !== undefined) {
+    // The member's value as text: "3" finds 3 and "3", "true" finds true.
+    params.push(f.metadataKey);
+    const key = `$${params.length}`;
+    add((p) => `metadata ->> ${key}::text = ${p}`, f.metadataValue);
+  } else if (f.metadataKey !== undefined) {
+    add((p) => `jsonb_typeof(metadata) = 'object' AND metadata ? ${p}::text`, f.metadataKey);
+  }
+  // The words, against the GIN-indexed tsvector the writer made (logSearchText.ts).
+  if (f.q) add((p) => `search @@ websearch_to_tsquery('simple', ${p})`, f.q);
   if (f.since) add((p) => `created_at >= ${p}::timestamptz`, f.since.toISOString());
   if (f.until) add((p) => `created_at < ${p}::timestamptz`, f.until.toISOString());
   return { where, params, add };

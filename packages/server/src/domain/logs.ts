@@ -8,7 +8,14 @@ import { isUuid } from '@gatehouse/rules/ids';
 import { z } from 'zod';
 import { sql } from '../db/client.ts';
 import { NotFoundError, parseWith } from './errors.ts';
-import { logConditions, logFilterFields, sinceBeforeUntil, untilIssue } from './logFilter.ts';
+import {
+  type LogFilter,
+  logConditions,
+  logFilterFields,
+  logFilterSchema,
+  sinceBeforeUntil,
+  untilIssue,
+} from './logFilter.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -30,20 +37,28 @@ export function decodeCursor(cursor: string): { createdAt: Date; id: string } | 
   return { createdAt, id };
 }
 
-export const logQuerySchema = z
-  .strictObject({
-    limit: z.coerce.number().int().min(1).max(200).default(50),
-    cursor: z
-      .string()
-      .transform((c, ctx) => {
-        const decoded = decodeCursor(c);
-        if (!decoded) ctx.addIssue({ code: 'custom', message: 'must be a cursor from a previous page' });
-        return decoded as { createdAt: Date; id: string };
-      })
-      .optional(),
-    ...logFilterFields,
+const cursorField = z
+  .string()
+  .transform((c, ctx) => {
+    const decoded = decodeCursor(c);
+    if (!decoded) ctx.addIssue({ code: 'custom', message: 'must be a cursor from a previous page' });
+    return decoded as { createdAt: Date; id: string };
   })
-  .refine(sinceBeforeUntil, untilIssue);
+  .optional();
+
+export const logQuerySchema = logFilterSchema({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: cursorField,
+});
+
+/** The filter alone: the summary's query. */
+export const logSummaryQuerySchema = logFilterSchema({});
+
+export const EXPORT_FORMATS = ['csv', 'jsonl'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+export const logExportQuerySchema = logFilterSchema({
+  format: z.enum(EXPORT_FORMATS, 'must be csv or jsonl'),
+});
 
 export type SummaryRow = {
   id: string;
@@ -142,21 +157,32 @@ export type LogEntryDetail = LogEntrySummary & {
 
 const parseQuery = (raw: unknown) => parseWith(logQuerySchema, raw);
 
-/** A page of the caller's entries, newest first; the cursor continues exactly after the last. */
-export async function listLogs(userId: string, raw: unknown) {
-  const q = parseQuery(raw);
-  const { where, params } = logConditions(userId, q);
-  if (q.cursor) {
-    params.push(q.cursor.createdAt.toISOString(), q.cursor.id);
+/** Up to `limit` entries of the filter after the cursor, newest first. */
+async function pageOf(
+  userId: string,
+  filter: LogFilter,
+  cursor: { createdAt: Date; id: string } | undefined,
+  limit: number,
+  columns = SUMMARY_COLUMNS,
+) {
+  const { where, params } = logConditions(userId, filter);
+  if (cursor) {
+    params.push(cursor.createdAt.toISOString(), cursor.id);
     // A row comparison, so the index on (…, created_at DESC, id DESC) starts right at the cursor.
     where.push(`(created_at, id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
   }
-  params.push(q.limit + 1);
-  const rows = await sql().query<SummaryRow>(
-    `SELECT ${SUMMARY_COLUMNS} FROM log_entries WHERE ${where.join(' AND ')}
+  params.push(limit);
+  return sql().query<SummaryRow & { metadata?: unknown }>(
+    `SELECT ${columns} FROM log_entries WHERE ${where.join(' AND ')}
      ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
     params,
   );
+}
+
+/** A page of the caller's entries, newest first; the cursor continues exactly after the last. */
+export async function listLogs(userId: string, raw: unknown) {
+  const q = parseQuery(raw);
+  const rows = await pageOf(userId, q, q.cursor, q.limit + 1);
   const hasMore = rows.length > q.limit;
   const items = rows.slice(0, q.limit).map(entryOf);
   const last = items.at(-1);
@@ -166,6 +192,106 @@ export async function listLogs(userId: string, raw: unknown) {
     nextCursor: hasMore && last ? encodeCursor(last.createdAt, last.id) : null,
     hasMore,
   };
+}
+
+/** Past this many entries the summary's count is the planner's estimate, and says so. */
+export const EXACT_COUNT_MAX = 10_000;
+
+export type LogSummary = {
+  /** The entries the filter matches: exact up to EXACT_COUNT_MAX, estimated past it. */
+  count: number;
+  /** The count and the sums are estimates (more than EXACT_COUNT_MAX entries match). */
+  estimated: boolean;
+  costUsd: number;
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+};
+
+/** The planner's row estimate for the filter (EXPLAIN, nothing read). */
+async function estimatedCount(where: string[], params: unknown[]): Promise<number> {
+  const [plan] = await sql().query<{ 'QUERY PLAN': unknown }>(
+    `EXPLAIN (FORMAT JSON) SELECT 1 FROM log_entries WHERE ${where.join(' AND ')}`,
+    params,
+  );
+  const raw = plan?.['QUERY PLAN'];
+  const parsed = (typeof raw === 'string' ? JSON.parse(raw) : raw) as [{ Plan: { 'Plan Rows': number } }];
+  return Math.round(Number(parsed[0]?.Plan['Plan Rows'] ?? 0));
+}
+
+/**
+ * How many entries the filter matches, and their cost and tokens: read exactly from the newest
+ * EXACT_COUNT_MAX + 1 of them (on the list's index, so the cost is bounded whatever the log's
+ * size). Past that the count is the planner's estimate (never less than what was read) and the
+ * sums are the newest entries' averages times it, all flagged `estimated`.
+ */
+export async function logSummary(userId: string, raw: unknown): Promise<LogSummary> {
+  const filter = parseWith(logSummaryQuerySchema, raw);
+  const { where, params } = logConditions(userId, filter);
+  const [row] = await sql().query<{
+    n: string | number;
+    cost: string | number | null;
+    prompt: string | number | null;
+    completion: string | number | null;
+  }>(
+    `SELECT count(*) AS n, sum(cost_usd) AS cost, sum(prompt_tokens) AS prompt, sum(completion_tokens) AS completion
+     FROM (SELECT cost_usd, prompt_tokens, completion_tokens FROM log_entries WHERE ${where.join(' AND ')}
+           ORDER BY created_at DESC, id DESC LIMIT ${EXACT_COUNT_MAX + 1}) AS newest`,
+    params,
+  );
+  const read = Number(row?.n ?? 0);
+  const sums = {
+    costUsd: Number(row?.cost ?? 0),
+    promptTokens: Number(row?.prompt ?? 0),
+    completionTokens: Number(row?.completion ?? 0),
+  };
+  if (read <= EXACT_COUNT_MAX) {
+    return {
+      count: read,
+      estimated: false,
+      ...sums,
+      totalTokens: sums.promptTokens + sums.completionTokens,
+    };
+  }
+  const count = Math.max(read, await estimatedCount(where, params));
+  const scale = count / read;
+  const promptTokens = Math.round(sums.promptTokens * scale);
+  const completionTokens = Math.round(sums.completionTokens * scale);
+  return {
+    count,
+    estimated: true,
+    costUsd: Math.round(sums.costUsd * scale * 1e8) / 1e8,
+    promptTokens,
+    completionTokens,
+    totalTokens: promptTokens + completionTokens,
+  };
+}
+
+/** Entries read per page of an export: each page is written out before the next is read. */
+export const EXPORT_PAGE = 500;
+
+export type ExportedEntry = LogEntrySummary & { metadata: unknown };
+
+/**
+ * Every entry the filter matches, newest first, page by page (keyset, on the list's index): the
+ * caller writes each page out before the next is read, so an export of any size holds one page.
+ * The query is checked before the first page: a bad parameter throws before anything is sent.
+ */
+export function exportLogs(userId: string, raw: unknown) {
+  const q = parseWith(logExportQuerySchema, raw);
+  async function* pages(): AsyncGenerator<ExportedEntry[]> {
+    let cursor: { createdAt: Date; id: string } | undefined;
+    for (;;) {
+      const rows = await pageOf(userId, q, cursor, EXPORT_PAGE, `${SUMMARY_COLUMNS}, metadata`);
+      if (rows.length === 0) return;
+      const entries = rows.map((r) => ({ ...entryOf(r), metadata: r.metadata ?? null }));
+      yield entries;
+      if (rows.length < EXPORT_PAGE) return;
+      const last = entries.at(-1) as ExportedEntry;
+      cursor = { createdAt: last.createdAt, id: last.id };
+    }
+  }
+  return { format: q.format, pages: pages() };
 }
 
 /** One entry with its attempts and the provider payloads. Another user's entry is a 404. */

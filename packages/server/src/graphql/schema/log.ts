@@ -7,10 +7,12 @@ import {
   type LogEntryDetail,
   type LogEntrySummary,
   type LogMediaInfo,
+  type LogSummary,
   listLogs,
   logOverview,
   logQuerySchema,
   logSeries,
+  logSummary,
   type SpendingBreakdown,
   type SpendingShare,
 } from '../../domain/logs.ts';
@@ -222,6 +224,15 @@ function logFilterArgs(arg: ArgBuilder<Types>) {
       type: FailureClass,
       description: 'Why requests failed: the provider, a spending limit, a rate limit or the client',
     }),
+    endpoint: arg.string({ description: 'The route the requests came to, e.g. /v1/chat/completions' }),
+    streamed: arg.boolean({ description: 'Streamed answers only (true) or unstreamed only (false)' }),
+    hasToolCalls: arg.boolean({ description: 'Answers that called tools (true) or did not (false)' }),
+    metadataKey: arg.string({ description: 'A metadata key the request was sent with' }),
+    metadataValue: arg.string({ description: 'Its value, compared as text (needs metadataKey)' }),
+    q: arg.string({
+      description:
+        'Words of the prompt, the answer or the error (web-search syntax: "a phrase", -word, or); entries logged before search existed have none',
+    }),
     since: arg({ type: 'DateTime' }),
     until: arg({ type: 'DateTime' }),
   };
@@ -236,6 +247,12 @@ type LogFilterArgs = {
   model?: string | null;
   errorCode?: string | null;
   failureClass?: string | null;
+  endpoint?: string | null;
+  streamed?: boolean | null;
+  hasToolCalls?: boolean | null;
+  metadataKey?: string | null;
+  metadataValue?: string | null;
+  q?: string | null;
   since?: Date | null;
   until?: Date | null;
 };
@@ -251,12 +268,40 @@ function logFilterOf(args: LogFilterArgs) {
     ...(args.model != null && { model: args.model }),
     ...(args.errorCode != null && { errorCode: args.errorCode }),
     ...(args.failureClass && { failureClass: args.failureClass }),
+    ...(args.endpoint != null && { endpoint: args.endpoint }),
+    ...(args.streamed != null && { streamed: String(args.streamed) }),
+    ...(args.hasToolCalls != null && { hasToolCalls: String(args.hasToolCalls) }),
+    ...(args.metadataKey != null && { metadataKey: args.metadataKey }),
+    ...(args.metadataValue != null && { metadataValue: args.metadataValue }),
+    ...(args.q != null && { q: args.q }),
     ...(args.since && { since: iso(args.since) }),
     ...(args.until && { until: iso(args.until) }),
   };
 }
 
+const LogSummaryRef = builder.objectRef<LogSummary>('LogSummary').implement({
+  description:
+    'How many entries a filter matches, and their cost and tokens: exact up to 10,000 entries, estimated past that',
+  fields: (t) => ({
+    count: t.exposeInt('count'),
+    estimated: t.exposeBoolean('estimated', {
+      description:
+        'More than 10,000 entries match: the count is the planner’s estimate and the sums scaled to it',
+    }),
+    costUsd: t.exposeFloat('costUsd'),
+    promptTokens: t.exposeFloat('promptTokens'),
+    completionTokens: t.exposeFloat('completionTokens'),
+    totalTokens: t.exposeFloat('totalTokens'),
+  }),
+});
+
 builder.queryFields((t) => ({
+  logSummary: t.field({
+    type: LogSummaryRef,
+    description: 'How many of your entries the filter matches, with their cost and tokens',
+    args: logFilterArgs(t.arg),
+    resolve: (_root, args, ctx) => userInput(() => logSummary(requireActor(ctx).user.id, logFilterOf(args))),
+  }),
   logs: t.connection({
     type: LogEntryRef,
     description: 'Your log entries, newest first',
