@@ -4,10 +4,13 @@ import { Link, Redirect, useLocation, useSearch } from 'wouter';
 import { graphql } from '../graphql.ts';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
 import { useTitle } from '../ui/useTitle.ts';
+import { formatCount, formatUsd } from './format.ts';
 import { LogEntryPanel } from './LogEntryPanel.tsx';
 import { LogFilterBar } from './LogFilterBar.tsx';
 import { LogRowFragment, LogsTable } from './LogsTable.tsx';
 import {
+  exportHref,
+  filterVariables,
   hasFilters,
   type LogFilters,
   type LogsState,
@@ -30,6 +33,16 @@ const LogsQuery = graphql(
     $status: LogStatus
     $apiKeyId: ID
     $endUser: String
+    $q: String
+    $model: String
+    $errorCode: String
+    $failureClass: FailureClass
+    $sessionId: String
+    $endpoint: String
+    $streamed: Boolean
+    $hasToolCalls: Boolean
+    $metadataKey: String
+    $metadataValue: String
     $since: DateTime
     $until: DateTime
   ) {
@@ -40,6 +53,16 @@ const LogsQuery = graphql(
       status: $status
       apiKeyId: $apiKeyId
       endUser: $endUser
+      q: $q
+      model: $model
+      errorCode: $errorCode
+      failureClass: $failureClass
+      sessionId: $sessionId
+      endpoint: $endpoint
+      streamed: $streamed
+      hasToolCalls: $hasToolCalls
+      metadataKey: $metadataKey
+      metadataValue: $metadataValue
       since: $since
       until: $until
     ) {
@@ -58,6 +81,51 @@ const LogsQuery = graphql(
 `,
   [LogRowFragment],
 );
+
+const LogSummaryQuery = graphql(`
+  query LogSummary(
+    $gateId: ID
+    $status: LogStatus
+    $apiKeyId: ID
+    $endUser: String
+    $q: String
+    $model: String
+    $errorCode: String
+    $failureClass: FailureClass
+    $sessionId: String
+    $endpoint: String
+    $streamed: Boolean
+    $hasToolCalls: Boolean
+    $metadataKey: String
+    $metadataValue: String
+    $since: DateTime
+    $until: DateTime
+  ) {
+    logSummary(
+      gateId: $gateId
+      status: $status
+      apiKeyId: $apiKeyId
+      endUser: $endUser
+      q: $q
+      model: $model
+      errorCode: $errorCode
+      failureClass: $failureClass
+      sessionId: $sessionId
+      endpoint: $endpoint
+      streamed: $streamed
+      hasToolCalls: $hasToolCalls
+      metadataKey: $metadataKey
+      metadataValue: $metadataValue
+      since: $since
+      until: $until
+    ) {
+      count
+      estimated
+      costUsd
+      totalTokens
+    }
+  }
+`);
 
 const LogGatesQuery = graphql(`
   query LogGates {
@@ -92,6 +160,15 @@ export function LogsPage() {
   // An empty page names no LogEntry type; this says what it lists, so a refresh can reach it.
   const context = useMemo(() => ({ additionalTypenames: ['LogEntry'] }), []);
   const [{ data, fetching, error }, refetch] = useQuery({ query: LogsQuery, variables, context });
+  const summaryVariables = useMemo(
+    () => filterVariables(parseLogsSearch(listSearch).filters, now),
+    [listSearch, now],
+  );
+  const [summaryResult, refetchSummary] = useQuery({
+    query: LogSummaryQuery,
+    variables: summaryVariables,
+    context,
+  });
   const [gatesResult] = useQuery({ query: LogGatesQuery });
 
   const go = useCallback((next: LogsState) => navigate(`/logs${logsSearch(next)}`), [navigate]);
@@ -100,6 +177,7 @@ export function LogsPage() {
   const refresh = () => {
     setRefreshed((n) => n + 1);
     refetch({ requestPolicy: 'network-only' });
+    refetchSummary({ requestPolicy: 'network-only' });
   };
 
   const connection = data?.logs;
@@ -121,7 +199,26 @@ export function LogsPage() {
           </button>
         </div>
 
-        <LogFilterBar filters={state.filters} gates={gates} apiKeys={apiKeys} onChange={onFilters} />
+        <LogFilterBar
+          filters={state.filters}
+          gates={gates}
+          apiKeys={apiKeys}
+          onChange={onFilters}
+          onOpenEntry={(id) => go(withEntry(state, id))}
+        />
+
+        <div className="log-summary">
+          <LogSummaryLine summary={summaryResult.data?.logSummary} fetching={summaryResult.fetching} />
+          <div className="exports">
+            <span className="muted small">Export these requests:</span>
+            <a className="button subtle" href={exportHref(state.filters, 'csv', now)} download>
+              CSV
+            </a>
+            <a className="button subtle" href={exportHref(state.filters, 'jsonl', now)} download>
+              JSON Lines
+            </a>
+          </div>
+        </div>
 
         {error && <ErrorBanner error={error} onRetry={refresh} />}
         {!connection && fetching && <Loading what="the log" />}
@@ -150,6 +247,39 @@ export function LogsPage() {
       {/* Keyed by the entry, so another entry opens at its top. */}
       {state.entry && <LogEntryPanel key={state.entry} id={state.entry} onClose={closeEntry} />}
     </div>
+  );
+}
+
+/** "1,234 requests · $12.34 · 456k tokens", "about 200,000 requests …" past the exact count. */
+export function summaryText(s: { count: number; estimated: boolean; costUsd: number; totalTokens: number }) {
+  const about = s.estimated ? 'about ' : '';
+  const tokens =
+    s.totalTokens >= 10_000
+      ? `${formatCount(Math.round(s.totalTokens / 1000))}k`
+      : formatCount(s.totalTokens);
+  return `${about}${formatCount(s.count)} ${s.count === 1 ? 'request' : 'requests'} · ${about}${formatUsd(
+    s.costUsd,
+  )} · ${about}${tokens} tokens`;
+}
+
+function LogSummaryLine({
+  summary,
+  fetching,
+}: {
+  summary: { count: number; estimated: boolean; costUsd: number; totalTokens: number } | undefined;
+  fetching: boolean;
+}) {
+  return (
+    <p className="summary-line" aria-live="polite" aria-busy={fetching}>
+      {summary ? (
+        <>
+          <strong>{summaryText(summary)}</strong>
+          {summary.estimated && <span className="muted small"> (estimated: more than 10,000 match)</span>}
+        </>
+      ) : (
+        <span className="muted">Counting…</span>
+      )}
+    </p>
   );
 }
 

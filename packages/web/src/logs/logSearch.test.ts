@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
+  entryIdOf,
+  exportHref,
   LOG_PAGE_SIZE,
   logsSearch,
   logsVariables,
@@ -104,9 +106,78 @@ describe('the logs query variables', () => {
       status: null,
       apiKeyId: null,
       endUser: null,
+      q: null,
+      model: null,
+      errorCode: null,
+      failureClass: null,
+      sessionId: null,
+      endpoint: null,
+      streamed: null,
+      hasToolCalls: null,
+      metadataKey: null,
+      metadataValue: null,
       since: '2026-11-21T11:00:00.000Z',
       until: null,
     });
+  });
+
+  it('carries every search filter, from the address to the query and to the export', () => {
+    const search =
+      '?q=refund+%22late+parcel%22&model=openai%2Fgpt-4o-mini&errorCode=upstream_error&sessionId=s-1' +
+      '&endUser=alice&endpoint=%2Fv1%2Fchat%2Fcompletions&metadataKey=team&metadataValue=billing' +
+      '&failureClass=provider_error&streamed=true&hasToolCalls=false&range=1h';
+    const state = parseLogsSearch(search);
+    expect(state.filters).toEqual({
+      q: 'refund "late parcel"',
+      model: 'openai/gpt-4o-mini',
+      errorCode: 'upstream_error',
+      sessionId: 's-1',
+      endUser: 'alice',
+      endpoint: '/v1/chat/completions',
+      metadataKey: 'team',
+      metadataValue: 'billing',
+      failureClass: 'provider_error',
+      streamed: 'true',
+      hasToolCalls: 'false',
+      range: '1h',
+    });
+    expect(logsSearch(state)).toBe(search);
+    expect(logsVariables(state, now)).toMatchObject({
+      q: 'refund "late parcel"',
+      failureClass: 'PROVIDER_ERROR',
+      streamed: true,
+      hasToolCalls: false,
+      metadataKey: 'team',
+      metadataValue: 'billing',
+    });
+    const href = new URL(exportHref(state.filters, 'csv', now), 'http://x');
+    expect(href.pathname).toBe('/v1/logs/export');
+    expect(Object.fromEntries(href.searchParams)).toEqual({
+      format: 'csv',
+      q: 'refund "late parcel"',
+      model: 'openai/gpt-4o-mini',
+      errorCode: 'upstream_error',
+      sessionId: 's-1',
+      endUser: 'alice',
+      endpoint: '/v1/chat/completions',
+      metadataKey: 'team',
+      metadataValue: 'billing',
+      failureClass: 'provider_error',
+      streamed: 'true',
+      hasToolCalls: 'false',
+      since: '2026-11-21T11:00:00.000Z',
+    });
+  });
+
+  it('drops a metadata value without its key, and values the server would refuse', () => {
+    expect(
+      parseLogsSearch(`?metadataValue=x&streamed=yes&failureClass=oops&q=${'a'.repeat(201)}`).filters,
+    ).toEqual({});
+  });
+
+  it('takes a pasted request id, and nothing else, as an entry to open', () => {
+    expect(entryIdOf(`  ${entry.toUpperCase()} `)).toBe(entry);
+    expect(entryIdOf('req_123')).toBeNull();
   });
 
   it('passes a custom window as it is', () => {
