@@ -10,7 +10,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { createLogWriter } from '../src/dataplane/logWriter.ts';
+import { createLogWriter as current } from '../src/dataplane/logWriter.ts';
+
+// BENCH_WRITER=<module path>: another writer to compare (an earlier version copied beside it).
+const createLogWriter: typeof current = process.env.BENCH_WRITER
+  ? (await import(process.env.BENCH_WRITER)).createLogWriter
+  : current;
+
 import { connectDatabase, type Database } from '../src/db/client.ts';
 
 const ROWS = Number(process.env.BENCH_WRITE_ROWS ?? 5000);

@@ -238,30 +238,30 @@ function TextField({ name, filters, onChange }: FilterProps & { name: Exclude<Te
 function SearchBox({ filters, onChange }: FilterProps) {
   const [text, setText] = useState(filters.q ?? '');
   return (
-    <form
-      role="search"
-      aria-label="Search the log"
-      className="log-search"
-      onSubmit={(event) => {
-        event.preventDefault();
-        onChange(withFilter(filters, 'q', text.trim()));
-      }}
-    >
-      <label htmlFor="log-search">Search prompts, answers and errors</label>
-      <div className="inline-field">
-        <input
-          id="log-search"
-          type="search"
-          placeholder='Words, "a phrase", -without'
-          maxLength={TEXT_FILTER_MAX.q}
-          value={text}
-          onChange={(event) => setText(event.target.value)}
-        />
-        <button type="submit" className="button">
-          Search
-        </button>
-      </div>
-    </form>
+    <search className="log-search">
+      <form
+        aria-label="Search the log"
+        onSubmit={(event) => {
+          event.preventDefault();
+          onChange(withFilter(filters, 'q', text.trim()));
+        }}
+      >
+        <label htmlFor="log-search">Search prompts, answers and errors</label>
+        <div className="inline-field">
+          <input
+            id="log-search"
+            type="search"
+            placeholder='Words, "a phrase", -without'
+            maxLength={TEXT_FILTER_MAX.q}
+            value={text}
+            onChange={(event) => setText(event.target.value)}
+          />
+          <button type="submit" className="button">
+            Search
+          </button>
+        </div>
+      </form>
+    </search>
   );
 }
 
