@@ -276,4 +276,13 @@ describe('the dashboard at 390 px, in both themes, by keyboard', () => {
     expect(await selected()).toBe(names[0]);
     expect(await tabs.evaluateAll((all) => all.filter((tab) => tab.tabIndex === 0).length)).toBe(1);
   });
+
+  it('signs out from the menu, and fits the sign-in page', async () => {
+    await page.goto(`${server.url}/settings`);
+    await page.getByRole('button', { name: 'Menu' }).click();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL('**/sign-in');
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await fitsThePhone('sign-in');
+  });
 });
