@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectNoAxeViolations } from './support/axe.ts';
 import { launchBrowser, type RunningBrowser } from './support/browser.ts';
 import { type RunningServer, startServer } from './support/server.ts';
 
@@ -43,6 +44,7 @@ describe('the dashboard, first run', () => {
     await page.goto(server.url);
     await page.waitForURL('**/sign-up');
     await page.getByRole('heading', { name: 'Create your account' }).waitFor();
+    await expectNoAxeViolations(page, 'the sign-up page');
 
     await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill(password);
@@ -51,6 +53,7 @@ describe('the dashboard, first run', () => {
     await page.getByRole('heading', { name: 'Your first API key' }).waitFor();
     apiKey = await page.locator('#api-key').inputValue();
     expect(apiKey.length).toBeGreaterThan(20);
+    await expectNoAxeViolations(page, 'the first API key');
 
     await page.getByRole('button', { name: 'Copy' }).click();
     await page.getByRole('button', { name: 'Copied' }).waitFor();
@@ -69,6 +72,7 @@ describe('the dashboard, first run', () => {
     await page.waitForURL('**/gates');
     await page.getByRole('heading', { name: 'No gates yet' }).waitFor();
     await page.getByText(email).waitFor();
+    await expectNoAxeViolations(page, 'the empty gates list');
   });
 
   it('catches a temperature above 2 in the browser, on the temperature field', async () => {
@@ -89,6 +93,7 @@ describe('the dashboard, first run', () => {
     expect(await error.textContent()).toMatch(/<=\s*2/);
     expect(await page.getByLabel('Temperature').getAttribute('aria-invalid')).toBe('true');
     expect(submitted('CreateGate')).toHaveLength(0);
+    await expectNoAxeViolations(page, 'the create-gate form with an error');
     await page.screenshot({ path: path.join(artifacts, 'create-gate-client-error.png'), fullPage: true });
   });
 
@@ -155,6 +160,7 @@ describe('the dashboard, first run', () => {
     await page.getByLabel('Password').fill('not the password');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByText('Invalid email or password').waitFor();
+    await expectNoAxeViolations(page, 'the sign-in page with an error');
 
     await page.getByLabel('Password').fill(password);
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -164,6 +170,7 @@ describe('the dashboard, first run', () => {
     await page.waitForURL('**/gates');
     await page.getByRole('row').filter({ hasText: 'Support bot' }).waitFor();
     await page.screenshot({ path: path.join(artifacts, 'gates-list.png'), fullPage: true });
+    await expectNoAxeViolations(page, 'the gates list');
   });
 
   it('sent the CSRF token with every GraphQL request made while signed in', async () => {

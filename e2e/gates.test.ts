@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Account, api, signUpInBrowser } from './support/account.ts';
+import { expectNoAxeViolations } from './support/axe.ts';
 import { launchBrowser, type RunningBrowser } from './support/browser.ts';
 import { type RunningServer, startServer } from './support/server.ts';
 
@@ -146,6 +147,7 @@ describe('the gate page', () => {
     expect(await page.getByLabel('Reanalysis period').inputValue()).toBe('weekly');
     expect(await page.getByLabel('Apply recommendations automatically').isChecked()).toBe(true);
     await screenshot('gate-routing-tab');
+    await expectNoAxeViolations(page, 'gate routing tab');
   });
 
   it('catches a temperature above 2 from another tab: shows Request Config with the error, sends nothing', async () => {
@@ -164,6 +166,7 @@ describe('the gate page', () => {
     expect(await tab('Request Config').textContent()).toContain('(1 to fix)');
     expect(updates()).toHaveLength(before);
     await screenshot('gate-client-error');
+    await expectNoAxeViolations(page, 'gate client error');
   });
 
   it('saves Request Config: parameters, override permissions and a JSON schema with its parse errors shown', async () => {
@@ -211,6 +214,7 @@ describe('the gate page', () => {
       required: ['answer'],
     });
     await screenshot('gate-request-tab');
+    await expectNoAxeViolations(page, 'gate request tab');
 
     // What the page saved is what the API serves.
     const { body } = await rest('GET', `/v1/gates/${tabbedId}`);
@@ -278,6 +282,7 @@ describe('the gate page', () => {
     expect(await alert.textContent()).toMatch(/wait until the period resets on 1 \w+ \d{4}, 00:00 UTC/);
     expect(await page.locator('h1 .badge').textContent()).toBe('suspended');
     await screenshot('gate-suspended');
+    await expectNoAxeViolations(page, 'gate suspended');
 
     // The list says so too, with the way out.
     await page.goto(`${server.url}/gates`);
@@ -327,6 +332,7 @@ describe('the gate page', () => {
     await row.getByText('over limit').waitFor();
     expect(await row.textContent()).toContain('Requests still pass (alert only)');
     await screenshot('gates-list-alert');
+    await expectNoAxeViolations(page, 'gates list alert');
 
     await openGate(created.body.id);
     const warning = page.getByRole('status').filter({ hasText: 'Spending warning' });
@@ -375,6 +381,7 @@ describe('the gate page', () => {
     );
     expect(duration).toBeGreaterThan(0.5);
     await screenshot('gate-try-it-speech');
+    await expectNoAxeViolations(page, 'gate try it speech');
 
     // Log entries are written off the request path, in batches: wait for this one.
     await expect
@@ -439,6 +446,7 @@ describe('the gate page', () => {
     await row.getByRole('link', { name: 'Researcher' }).waitFor();
     expect(await row.textContent()).toContain('web_search');
     await screenshot('gate-sub-gates');
+    await expectNoAxeViolations(page, 'gate sub gates');
 
     await row.getByRole('link', { name: 'Researcher' }).click();
     await page.waitForURL((url) => url.pathname === `/gates/${subId}`);
@@ -486,6 +494,7 @@ describe('the gate page', () => {
     await timeline.waitFor();
     expect(await timeline.getByRole('listitem').count()).toBe(2);
     await screenshot('gate-session');
+    await expectNoAxeViolations(page, 'gate session');
 
     await page.getByRole('button', { name: 'End session' }).click();
     await page.getByRole('button', { name: 'Yes, end it' }).click();
@@ -532,6 +541,7 @@ describe('the gate page', () => {
     expect(await changes.textContent()).toContain('Primary model: mock/smart → mock/fast');
     expect(await changes.textContent()).toContain('Fallback models: none → mock/echo');
     await screenshot('gate-architect');
+    await expectNoAxeViolations(page, 'gate architect');
 
     await architect.getByRole('button', { name: 'Apply' }).click();
     await page
@@ -560,6 +570,7 @@ describe('the gate page', () => {
     expect(await rollback.textContent()).toContain('rollback to v1 by you');
     expect(await rollback.textContent()).toContain('model: mock/fast → mock/smart');
     await screenshot('gate-history');
+    await expectNoAxeViolations(page, 'gate history');
 
     await tab('Models & Routing').click();
     expect(await page.getByLabel('Primary model').inputValue()).toBe('mock/smart');

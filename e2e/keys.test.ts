@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Account, api, signUpInBrowser } from './support/account.ts';
+import { expectNoAxeViolations } from './support/axe.ts';
 import { launchBrowser, type RunningBrowser } from './support/browser.ts';
 import { type RunningServer, startServer } from './support/server.ts';
 
@@ -60,6 +61,7 @@ describe('the API keys page', () => {
     await page.getByRole('button', { name: 'Copied', exact: true }).waitFor();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(newKey);
     await page.screenshot({ path: path.join(artifacts, 'api-key-created.png'), fullPage: true });
+    await expectNoAxeViolations(page, 'api key created');
 
     expect(await gatesWith(newKey)).toBe(200);
     await page.getByRole('button', { name: 'I have copied the key' }).click();
@@ -82,11 +84,14 @@ describe('the API keys page', () => {
     expect(gate.status).toBe(201);
     await page.reload();
     const row = page.getByRole('row').filter({ hasText: 'CI runner' });
-    await row.getByRole('button', { name: 'Edit the spending limit, scope and expiry of CI runner' }).click();
+    await row
+      .getByRole('button', { name: 'Settings of CI runner: spending limit, scope and expiry' })
+      .click();
     const form = page.getByRole('form', { name: 'Settings of CI runner' });
     await form.getByLabel('Spending limit (USD)').fill('5');
     await form.getByLabel('embeddings', { exact: true }).check();
     await page.screenshot({ path: path.join(artifacts, 'api-key-settings.png'), fullPage: true });
+    await expectNoAxeViolations(page, 'api key settings');
     await form.getByRole('button', { name: 'Save settings' }).click();
     await form.waitFor({ state: 'detached' });
     await row.getByRole('cell', { name: '$0.00 of $5.00 this month' }).waitFor();
@@ -137,5 +142,6 @@ describe('the API keys page', () => {
     const chat = await api(server.url, newKey)('POST', '/v3/chat', { gateId: crypto.randomUUID(), data: {} });
     expect(chat.status).toBe(401);
     await page.screenshot({ path: path.join(artifacts, 'api-keys-revoked.png'), fullPage: true });
+    await expectNoAxeViolations(page, 'api keys revoked');
   });
 });

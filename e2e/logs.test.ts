@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signUpInBrowser } from './support/account.ts';
+import { expectNoAxeViolations } from './support/axe.ts';
 import { launchBrowser, type RunningBrowser } from './support/browser.ts';
 import { gatewayClient, type LoggedEntry, showsDollars } from './support/logsApi.ts';
 import { type RunningServer, startServer } from './support/server.ts';
@@ -119,6 +120,7 @@ describe('the request log in the dashboard', () => {
       expect(entry.latency_ms).toBeGreaterThanOrEqual(30);
     }
     await screenshot('logs-table');
+    await expectNoAxeViolations(page, 'logs table');
   });
 
   it('opens the failed request with its error and its one attempt', async () => {
@@ -144,6 +146,7 @@ describe('the request log in the dashboard', () => {
     ]);
     expect(await rowOf(failed.id).getAttribute('class')).toContain('selected');
     await screenshot('logs-failed-entry');
+    await expectNoAxeViolations(page, 'logs failed entry');
   });
 
   it('opens the fallback request with both attempts, and its payloads as copyable JSON', async () => {
@@ -173,6 +176,7 @@ describe('the request log in the dashboard', () => {
     const request = entry.getByRole('region', { name: 'Request' });
     expect(await request.locator('.json-tree').textContent()).toContain('hi [mock:fail=503@mock/echo]');
     await screenshot('logs-fallback-entry');
+    await expectNoAxeViolations(page, 'logs fallback entry');
   });
 
   it('filters by status, keeps the filter and the open entry across a reload', async () => {
@@ -284,6 +288,7 @@ describe('the request log in the dashboard', () => {
     const ignored = await panel().locator('.fact').filter({ hasText: 'Ignored overrides' }).textContent();
     expect(ignored).toContain('temperature');
     await screenshot('logs-tool-call');
+    await expectNoAxeViolations(page, 'logs tool call');
 
     await rowOf(answered?.id ?? '').click();
     const resultSection = panel().getByRole('region', { name: 'Tool results (1)' });
@@ -327,6 +332,7 @@ describe('the request log in the dashboard', () => {
     expect(clipboard?.type).toBe('image/png');
     expect(clipboard?.size).toBeGreaterThan(100);
     await screenshot('logs-image-entry');
+    await expectNoAxeViolations(page, 'logs image entry');
   });
 });
 

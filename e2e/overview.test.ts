@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signUpInBrowser } from './support/account.ts';
+import { expectNoAxeViolations } from './support/axe.ts';
 import { launchBrowser, type RunningBrowser } from './support/browser.ts';
 import { gatewayClient, type LoggedEntry, showsDollars } from './support/logsApi.ts';
 import { type RunningServer, startServer } from './support/server.ts';
@@ -59,6 +60,7 @@ describe('the overview', () => {
     await page.getByRole('button', { name: 'Copied' }).waitFor();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(command);
     await screenshot('overview-empty');
+    await expectNoAxeViolations(page, 'overview empty');
 
     // The body in the command is one the gateway accepts.
     const body = JSON.parse(/-d '(.*)'$/m.exec(command)?.[1] ?? 'null') as {
@@ -105,6 +107,7 @@ describe('the overview', () => {
     const latency = page.getByRole('figure', { name: 'Latency' });
     expect(await latency.locator('.recharts-line').count()).toBe(2);
     await screenshot('overview-totals');
+    await expectNoAxeViolations(page, 'overview totals');
   });
 
   it('lists the recent requests, each linking to its log entry', async () => {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Account, api, signUpInBrowser } from './support/account.ts';
+import { expectNoAxeViolations } from './support/axe.ts';
 import { launchBrowser, type RunningBrowser } from './support/browser.ts';
 import { type RunningServer, startServer } from './support/server.ts';
 
@@ -55,5 +56,6 @@ describe('the settings page', () => {
     await page.getByRole('link', { name: 'Settings' }).click();
     await usage(3).waitFor();
     await page.screenshot({ path: path.join(artifacts, 'settings.png'), fullPage: true });
+    await expectNoAxeViolations(page, 'settings');
   });
 });

@@ -19,7 +19,8 @@ export async function signUpInBrowser(
   await page.getByRole('heading', { name: 'Your first API key' }).waitFor();
   const apiKey = await page.locator('#api-key').inputValue();
   await page.getByRole('button', { name: 'Continue to gates' }).click();
-  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+  // Attached rather than visible: on a phone it waits behind the Menu button.
+  await page.getByRole('button', { name: 'Sign out', includeHidden: true }).waitFor({ state: 'attached' });
   return { email, password, apiKey };
 }
 

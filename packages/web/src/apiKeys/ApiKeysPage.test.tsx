@@ -190,7 +190,7 @@ describe('the API keys page', () => {
     const graphql = fakeGraphQL(savedLimits);
     renderPage(graphql);
     await user.click(
-      await screen.findByRole('button', { name: 'Edit the spending limit, scope and expiry of batch job' }),
+      await screen.findByRole('button', { name: 'Settings of batch job: spending limit, scope and expiry' }),
     );
     const form = screen.getByRole('form', { name: 'Settings of batch job' });
     const limit = within(form).getByLabelText('Spending limit (USD)');
@@ -234,7 +234,7 @@ describe('the API keys page', () => {
     }));
     renderPage(graphql);
     await user.click(
-      await screen.findByRole('button', { name: 'Edit the spending limit, scope and expiry of batch job' }),
+      await screen.findByRole('button', { name: 'Settings of batch job: spending limit, scope and expiry' }),
     );
     const form = screen.getByRole('form', { name: 'Settings of batch job' });
     await user.click(within(form).getByRole('button', { name: 'Save settings' }));

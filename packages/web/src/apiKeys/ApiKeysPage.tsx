@@ -400,7 +400,7 @@ function ApiKeyTableRow({ apiKey, actions }: { apiKey: ApiKeyRow; actions: RowAc
   return (
     <>
       <tr className={revoked ? 'revoked' : undefined}>
-        <td className="strong key-name">
+        <td data-label="Name" className="strong key-name">
           <Link
             href={`/logs${logsSearch({ filters: { apiKeyId: apiKey.id }, back: [] })}`}
             title="Its requests in the logs"
@@ -408,18 +408,22 @@ function ApiKeyTableRow({ apiKey, actions }: { apiKey: ApiKeyRow; actions: RowAc
             {apiKey.name}
           </Link>
         </td>
-        <td className="mono">{apiKey.prefix}…</td>
-        <td>{formatUtc(apiKey.createdAt)}</td>
-        <td>{apiKey.lastUsedAt ? formatUtc(apiKey.lastUsedAt) : <span className="muted">Never</span>}</td>
-        <td>
+        <td data-label="Key" className="mono">
+          {apiKey.prefix}…
+        </td>
+        <td data-label="Created">{formatUtc(apiKey.createdAt)}</td>
+        <td data-label="Last used">
+          {apiKey.lastUsedAt ? formatUtc(apiKey.lastUsedAt) : <span className="muted">Never</span>}
+        </td>
+        <td data-label="Status">
           <KeyStatus apiKey={apiKey} />
         </td>
-        <td>{limitsText(apiKey)}</td>
-        <td>
+        <td data-label="Rate limits">{limitsText(apiKey)}</td>
+        <td data-label="Spending">
           {spendingText(apiKey)}
           {apiKey.spendingStatus === 'SUSPENDED' && <div className="badge danger">suspended</div>}
         </td>
-        <td>{scopeText(apiKey, actions.gateNames)}</td>
+        <td data-label="Scope">{scopeText(apiKey, actions.gateNames)}</td>
         <td className="row-actions">
           {!revoked && !editing && !confirmation.confirming && (
             <button
@@ -435,7 +439,7 @@ function ApiKeyTableRow({ apiKey, actions }: { apiKey: ApiKeyRow; actions: RowAc
             <button
               type="button"
               className="button subtle"
-              aria-label={`Edit the spending limit, scope and expiry of ${apiKey.name}`}
+              aria-label={`Settings of ${apiKey.name}: spending limit, scope and expiry`}
               onClick={() => setEditingWhat('settings')}
             >
               Settings

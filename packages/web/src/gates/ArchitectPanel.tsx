@@ -333,7 +333,7 @@ function ScoresTable({ scores, analysis }: { scores: Score[]; analysis: TaskAnal
         <tbody>
           {scores.map((s) => (
             <tr key={s.model}>
-              <td>
+              <td data-label="Model">
                 <span className="mono">{s.model}</span>
                 {role(s.model) && (
                   <>
@@ -344,15 +344,25 @@ function ScoresTable({ scores, analysis }: { scores: Score[]; analysis: TaskAnal
                   </>
                 )}
               </td>
-              <td className="numeric strong">{score(s.total)}</td>
-              <td className="numeric">{score(s.cost)}</td>
-              <td className="numeric">{score(s.latency)}</td>
-              <td className="numeric">{score(s.quality)}</td>
-              <td className="numeric">{score(s.reliability)}</td>
-              <td>{costFact(s)}</td>
-              <td>{latencyFact(s)}</td>
-              <td>{qualityFact(s)}</td>
-              <td>{errorFact(s)}</td>
+              <td data-label="Total score" className="numeric strong">
+                {score(s.total)}
+              </td>
+              <td data-label="Cost score" className="numeric">
+                {score(s.cost)}
+              </td>
+              <td data-label="Latency score" className="numeric">
+                {score(s.latency)}
+              </td>
+              <td data-label="Quality score" className="numeric">
+                {score(s.quality)}
+              </td>
+              <td data-label="Reliability score" className="numeric">
+                {score(s.reliability)}
+              </td>
+              <td data-label="Cost per unit">{costFact(s)}</td>
+              <td data-label="Latency">{latencyFact(s)}</td>
+              <td data-label="Quality">{qualityFact(s)}</td>
+              <td data-label="Errors">{errorFact(s)}</td>
             </tr>
           ))}
         </tbody>

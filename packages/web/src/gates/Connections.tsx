@@ -70,12 +70,16 @@ export function Connections({ gateId, active }: { gateId: string; active: boolea
                   onDetach={() => detach(connection.agentGate.id)}
                   cells={
                     <>
-                      <td>
+                      <td data-label="Agent gate">
                         <span className="badge info">AGENT</span>{' '}
                         <Link href={`/gates/${connection.agentGate.id}`}>{connection.agentGate.name}</Link>
                       </td>
-                      <td className="mono">{connection.role}</td>
-                      <td>{connection.description ?? <span className="muted">None</span>}</td>
+                      <td data-label="Role" className="mono">
+                        {connection.role}
+                      </td>
+                      <td data-label="Description">
+                        {connection.description ?? <span className="muted">None</span>}
+                      </td>
                     </>
                   }
                 />

@@ -1,6 +1,7 @@
 import type { GatePatch } from '@gatehouse/rules/gate';
 import type { ReactNode } from 'react';
 import type { FieldErrors, UseFormReturn } from 'react-hook-form';
+import { onTabListKeyDown } from '../ui/tabs.ts';
 import { BasicInfoTab } from './fields/BasicInfoFields.tsx';
 import type { ModelOption, ModelsState } from './fields/ModelSelect.tsx';
 import { ModelsRoutingTab } from './fields/ModelsRoutingFields.tsx';
@@ -143,7 +144,7 @@ function GateTabList({
   agent: boolean;
 }) {
   return (
-    <div className="tabs" role="tablist" aria-label="Gate settings">
+    <div className="tabs" role="tablist" aria-label="Gate settings" onKeyDown={onTabListKeyDown}>
       {tabsOf(agent).map(({ id, label }) => {
         const count = isFormTab(id) ? (errorCounts[id] ?? 0) : 0;
         return (
@@ -154,6 +155,7 @@ function GateTabList({
             role="tab"
             aria-selected={tab === id}
             aria-controls={`panel-${id}`}
+            tabIndex={tab === id ? 0 : -1}
             className={['tab', tab === id && 'active', id === 'danger' && 'danger'].filter(Boolean).join(' ')}
             onClick={() => onTabChange(id)}
           >

@@ -135,7 +135,7 @@ export function GatesPage() {
 function GateTableRow({ gate }: { gate: GateRow }) {
   return (
     <tr>
-      <td>
+      <td data-label="Name">
         <Link href={`/gates/${gate.id}`} className="strong">
           {gate.name}
         </Link>
@@ -149,8 +149,8 @@ function GateTableRow({ gate }: { gate: GateRow }) {
           {gate.id}
         </div>
       </td>
-      <td>{fromEnum(TASK_TYPES, gate.taskType)}</td>
-      <td>
+      <td data-label="Task type">{fromEnum(TASK_TYPES, gate.taskType)}</td>
+      <td data-label="Model">
         <div className="mono">{gate.model}</div>
         {gate.fallbackModels.length > 0 && (
           <div className="muted small">
@@ -158,11 +158,11 @@ function GateTableRow({ gate }: { gate: GateRow }) {
           </div>
         )}
       </td>
-      <td>{fromEnum(ROUTING_STRATEGIES, gate.routingStrategy)}</td>
-      <td>
+      <td data-label="Routing">{fromEnum(ROUTING_STRATEGIES, gate.routingStrategy)}</td>
+      <td data-label="Spending">
         <SpendingCell gate={gate} />
       </td>
-      <td>
+      <td data-label="Tags">
         <div className="tags">
           {gate.tags.map((tag) => (
             <span key={tag} className="tag">

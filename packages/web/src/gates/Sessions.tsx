@@ -90,22 +90,24 @@ export function Sessions({ gateId, active }: { gateId: string; active: boolean }
             <tbody>
               {sessions.map((session) => (
                 <tr key={session.id}>
-                  <td>
+                  <td data-label="Session">
                     <Link href={sessionHref(gateId, session.key)} className="mono">
                       {session.key}
                     </Link>
                     {session.topic && <div className="muted small">{session.topic}</div>}
                   </td>
-                  <td>
+                  <td data-label="Status">
                     <SessionStatusBadge status={session.status} />
                   </td>
-                  <td className="numeric">
+                  <td data-label="Spent" className="numeric">
                     {formatUsd(session.spendingCurrent)}
                     {session.sessionSpendingLimit !== null &&
                       ` of ${formatUsd(session.sessionSpendingLimit)}`}
                   </td>
-                  <td className="numeric">{formatCount(session.requestCount)}</td>
-                  <td>{formatDateTime(session.lastRequestAt)}</td>
+                  <td data-label="Requests" className="numeric">
+                    {formatCount(session.requestCount)}
+                  </td>
+                  <td data-label="Last activity">{formatDateTime(session.lastRequestAt)}</td>
                 </tr>
               ))}
             </tbody>

@@ -106,12 +106,16 @@ export function SubGates({ gateId, active }: { gateId: string; active: boolean }
                   onDetach={() => detach(subGate.gate.id)}
                   cells={
                     <>
-                      <td className="mono">{subGate.role}</td>
-                      <td>
+                      <td data-label="Role" className="mono">
+                        {subGate.role}
+                      </td>
+                      <td data-label="Gate">
                         <Link href={`/gates/${subGate.gate.id}`}>{subGate.gate.name}</Link>
                       </td>
-                      <td>{subGate.description ?? <span className="muted">None</span>}</td>
-                      <td>
+                      <td data-label="Description">
+                        {subGate.description ?? <span className="muted">None</span>}
+                      </td>
+                      <td data-label="Visible tools">
                         {subGate.visibleTools === null ? (
                           <span className="muted">Every tool</span>
                         ) : (

@@ -278,17 +278,21 @@ function AttemptsSection({ attempts }: { attempts: AttemptView[] }) {
                 // Attempts have no id: their order is what they are.
                 // biome-ignore lint/suspicious/noArrayIndexKey: the position is the attempt's identity
                 <tr key={index}>
-                  <td>{index + 1}</td>
-                  <td className="mono">{attempt.model}</td>
-                  <td>{attempt.provider}</td>
-                  <td>
+                  <td data-label="#">{index + 1}</td>
+                  <td data-label="Model" className="mono">
+                    {attempt.model}
+                  </td>
+                  <td data-label="Provider">{attempt.provider}</td>
+                  <td data-label="Status">
                     <span className={attempt.ok ? 'badge ok' : 'badge danger'}>
                       {attempt.ok ? 'ok' : 'failed'}
                       {attempt.status !== null && ` ${attempt.status}`}
                     </span>
                   </td>
-                  <td className="attempt-error">{attempt.error ?? <span className="muted">—</span>}</td>
-                  <td className="numeric">
+                  <td data-label="Error" className="attempt-error">
+                    {attempt.error ?? <span className="muted">—</span>}
+                  </td>
+                  <td data-label="Latency" className="numeric">
                     {attempt.latencyMs === null ? '—' : formatMs(attempt.latencyMs)}
                   </td>
                 </tr>

@@ -74,24 +74,31 @@ export function LogsTable({
                 onClick={onClick}
                 data-entry-id={entry.id}
               >
-                <td>
+                <td data-label="Status">
                   <StatusBadge success={entry.success} statusCode={entry.statusCode} />
                 </td>
-                <td className="gate-cell">{entry.gateName ?? <span className="muted">No gate</span>}</td>
-                <td>
+                <td className="gate-cell" data-label="Gate">
+                  {entry.gateName ?? <span className="muted">No gate</span>}
+                </td>
+                <td data-label="Model">
                   <span className="mono">{entry.modelUsed ?? entry.modelRequested ?? '—'}</span>
                   {!entry.modelUsed && entry.modelRequested && <div className="muted small">requested</div>}
                 </td>
                 <td
                   className="numeric"
+                  data-label="Tokens"
                   title={`${entry.promptTokens} input + ${entry.completionTokens} output`}
                 >
                   {formatCount(entry.promptTokens)} + {formatCount(entry.completionTokens)}
                   {entry.tokensEstimated && <span className="muted small"> est.</span>}
                 </td>
-                <td className="numeric">{formatUsd(entry.costUsd)}</td>
-                <td className="numeric">{formatMs(entry.latencyMs)}</td>
-                <td>
+                <td className="numeric" data-label="Cost">
+                  {formatUsd(entry.costUsd)}
+                </td>
+                <td className="numeric" data-label="Latency">
+                  {formatMs(entry.latencyMs)}
+                </td>
+                <td data-label="Time">
                   <Link href={href} className="entry-link" title={entry.createdAt}>
                     {formatLogTime(entry.createdAt)}
                   </Link>

@@ -14,14 +14,15 @@ import {
 import { formatCount, formatMs, formatUsd } from '../logs/format.ts';
 import { type Bucket, bucketLabel, type ChartPoint } from './overviewWindow.ts';
 
+/** The palette's custom properties (styles.css), so the charts follow the light or dark theme. */
 const COLORS = {
-  success: '#2f5bd3',
-  error: '#b42318',
-  cost: '#18794e',
-  p50: '#2f5bd3',
-  p95: '#d97706',
-  grid: '#dfe3e8',
-  axis: '#5d6878',
+  success: 'var(--chart-success)',
+  error: 'var(--chart-error)',
+  cost: 'var(--chart-cost)',
+  p50: 'var(--chart-success)',
+  p95: 'var(--chart-p95)',
+  grid: 'var(--border)',
+  axis: 'var(--muted)',
 };
 
 const HEIGHT = 220;

@@ -98,23 +98,33 @@ function SpendingTable({
                 const to = href(share);
                 return (
                   <tr key={share.id ?? ''}>
-                    <td>
+                    <td data-label={column}>
                       {to ? (
                         <Link href={to}>{label(share)}</Link>
                       ) : (
                         <span className="muted">{label(share)}</span>
                       )}
                     </td>
-                    <td className="numeric">{formatCount(share.requests)}</td>
-                    <td className="numeric">{formatUsd(share.costUsd)}</td>
+                    <td data-label="Requests" className="numeric">
+                      {formatCount(share.requests)}
+                    </td>
+                    <td data-label="Cost" className="numeric">
+                      {formatUsd(share.costUsd)}
+                    </td>
                   </tr>
                 );
               })}
               {other.count > 0 && (
                 <tr>
-                  <td className="muted">Other ({formatCount(other.count)} more)</td>
-                  <td className="numeric">{formatCount(other.requests)}</td>
-                  <td className="numeric">{formatUsd(other.costUsd)}</td>
+                  <td data-label={column} className="muted">
+                    Other ({formatCount(other.count)} more)
+                  </td>
+                  <td data-label="Requests" className="numeric">
+                    {formatCount(other.requests)}
+                  </td>
+                  <td data-label="Cost" className="numeric">
+                    {formatUsd(other.costUsd)}
+                  </td>
                 </tr>
               )}
             </tbody>

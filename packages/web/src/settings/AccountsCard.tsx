@@ -170,7 +170,7 @@ function AccountTableRow({
   return (
     <>
       <tr className={account.disabled ? 'revoked' : undefined}>
-        <td className="strong key-name">
+        <td data-label="Email" className="strong key-name">
           {account.email}
           {account.isAdmin && (
             <span className="plan-mark">
@@ -178,7 +178,7 @@ function AccountTableRow({
             </span>
           )}
         </td>
-        <td>
+        <td data-label="Plan">
           <select
             aria-label={label}
             aria-invalid={problem ? true : undefined}
@@ -196,9 +196,9 @@ function AccountTableRow({
             ))}
           </select>
         </td>
-        <td>{account.gateCount}</td>
-        <td>{formatUtc(account.createdAt)}</td>
-        <td>
+        <td data-label="Gates">{account.gateCount}</td>
+        <td data-label="Created">{formatUtc(account.createdAt)}</td>
+        <td data-label="Status">
           {account.disabled ? (
             <>
               <span className="badge danger">disabled</span>

@@ -116,7 +116,7 @@ function PlansCard({ plans, currentId }: { plans: Plan[]; currentId: string }) {
         <tbody>
           {plans.map((plan) => (
             <tr key={plan.id} className={plan.id === currentId ? 'current' : undefined}>
-              <td>
+              <td data-label="Plan">
                 {plan.name}
                 {plan.id === currentId && (
                   <span className="plan-mark">
@@ -124,8 +124,8 @@ function PlansCard({ plans, currentId }: { plans: Plan[]; currentId: string }) {
                   </span>
                 )}
               </td>
-              <td>{plan.maxGates ?? 'No limit'}</td>
-              <td>{plan.logRetentionDays} days</td>
+              <td data-label="Gates">{plan.maxGates ?? 'No limit'}</td>
+              <td data-label="Log retention">{plan.logRetentionDays} days</td>
             </tr>
           ))}
         </tbody>
