@@ -154,10 +154,17 @@ describe('the model picker', () => {
       screen.getByText(/\$3 in \/ \$15 out per 1M tokens · 200,000 context · Anthropic is not configured/),
     ).toBeTruthy();
 
-    await user.keyboard('{ArrowDown}');
+    // Escape, twice, and leaving half-typed text keep the model chosen, and show it again.
+    await user.keyboard('gpt');
     expect(picker.getAttribute('aria-expanded')).toBe('true');
     await user.keyboard('{Escape}');
     expect(picker.getAttribute('aria-expanded')).toBe('false');
+    await user.keyboard('{Escape}');
+    expect((picker as HTMLInputElement).value).toBe('anthropic/claude-sonnet-4-5');
+    await user.clear(picker);
+    await user.keyboard('moc');
+    await user.tab();
+    expect((picker as HTMLInputElement).value).toBe('anthropic/claude-sonnet-4-5');
   });
 
   it('offers the models of the task type, with their price per unit, for primary and fallbacks alike', async () => {

@@ -75,6 +75,16 @@ export function ModelSelect({
     labelId: `${id}-label`,
     menuId: `${id}-listbox`,
     onSelectedItemChange: ({ selectedItem }) => field.onChange(selectedItem?.id ?? ''),
+    // Escape and leaving the box keep the model chosen and show it again, never half-typed text.
+    stateReducer: (state, { type, changes }) => {
+      if (type === useCombobox.stateChangeTypes.InputKeyDownEscape) {
+        return { ...changes, selectedItem: state.selectedItem, inputValue: state.selectedItem?.id ?? '' };
+      }
+      if (type === useCombobox.stateChangeTypes.InputBlur) {
+        return { ...changes, inputValue: (changes.selectedItem ?? state.selectedItem)?.id ?? '' };
+      }
+      return changes;
+    },
     onInputValueChange: ({ inputValue, type }) => {
       setQuery(type === useCombobox.stateChangeTypes.InputChange ? (inputValue ?? '') : '');
     },
