@@ -4,6 +4,7 @@ import { Link, Redirect, useLocation, useRoute, useSearch } from 'wouter';
 import { useStartOver } from '../client.tsx';
 import { graphql } from '../graphql.ts';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
+import { leaveWithoutAsking, mayLeave } from '../ui/unsavedChanges.ts';
 import { signInPath } from './returnTo.ts';
 
 const ShellQuery = graphql(`
@@ -44,7 +45,10 @@ export function AppShell({ children }: { children: ReactNode }) {
   }
 
   const onSignOut = async () => {
+    // Asked before the session ends, not after: "stay" keeps both the edits and the session.
+    if (!mayLeave()) return;
     await signOut({});
+    leaveWithoutAsking();
     navigate('/sign-in', { replace: true });
     startOver();
   };
