@@ -95,7 +95,7 @@ describe('a gate just created', () => {
 
     await user.click(screen.getByRole('button', { name: 'Copy id' }));
     expect(writeText).toHaveBeenCalledWith(GATE_ID);
-    expect(screen.getByRole('button', { name: 'Copied' })).toBeTruthy();
+    await screen.findByRole('button', { name: 'Copied' });
   });
 
   it('folds how to call it on a later visit', async () => {
@@ -114,9 +114,9 @@ describe('copying where the clipboard API is missing', () => {
     await renderGatePage('?created=1');
 
     await user.click(screen.getByRole('button', { name: 'Copy curl command' }));
-    const shown = screen.getByLabelText<HTMLTextAreaElement>(/did not let the page copy/);
+    const shown = await screen.findByLabelText<HTMLTextAreaElement>(/did not let the page copy/);
     expect(shown.value).toContain(`"gateId":"${GATE_ID}"`);
-    expect(document.activeElement).toBe(shown);
+    await waitFor(() => expect(document.activeElement).toBe(shown));
     expect([shown.selectionStart, shown.selectionEnd]).toEqual([0, shown.value.length]);
   });
 
@@ -130,9 +130,9 @@ describe('copying where the clipboard API is missing', () => {
 
     await user.click(screen.getByRole('button', { name: 'Copy id' }));
     expect(writeText).toHaveBeenCalled();
-    const shown = screen.getByLabelText<HTMLTextAreaElement>(/did not let the page copy/);
+    const shown = await screen.findByLabelText<HTMLTextAreaElement>(/did not let the page copy/);
     expect(shown.value).toBe(GATE_ID);
-    expect(document.activeElement).toBe(shown);
+    await waitFor(() => expect(document.activeElement).toBe(shown));
   });
 });
 
@@ -145,7 +145,7 @@ describe('unsaved edits on the gate page', () => {
     expect(beforeUnloadPrevented()).toBe(false);
 
     await user.type(screen.getByLabelText('Name'), ' v2');
-    expect(beforeUnloadPrevented()).toBe(true);
+    await waitFor(() => expect(beforeUnloadPrevented()).toBe(true));
     // Another tab of the same page keeps the edits: no question.
     await user.click(screen.getByRole('tab', { name: /^Request Config/ }));
     expect(confirm).not.toHaveBeenCalled();
@@ -157,7 +157,7 @@ describe('unsaved edits on the gate page', () => {
     // Saved, nothing is dropped: leaving asks nothing.
     await user.click(screen.getByRole('button', { name: 'Save changes' }));
     await screen.findByText('Saved the change.');
-    expect(beforeUnloadPrevented()).toBe(false);
+    await waitFor(() => expect(beforeUnloadPrevented()).toBe(false));
     await user.click(screen.getByRole('link', { name: 'Gates' }));
     expect(confirm).toHaveBeenCalledTimes(1);
     expect(location.history?.at(-1)).toBe('/gates');
