@@ -4,6 +4,7 @@ import type { Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectNoAxeViolations } from './support/axe.ts';
 import { launchBrowser, type RunningBrowser } from './support/browser.ts';
+import { chooseModel, modelOption } from './support/modelPicker.ts';
 import { type RunningServer, startServer } from './support/server.ts';
 
 const artifacts = path.join(import.meta.dirname, 'artifacts');
@@ -17,6 +18,7 @@ describe('the dashboard, first run', () => {
   let browser: RunningBrowser;
   let page: Page;
   let apiKey = '';
+  let gateId = '';
   const graphqlRequests: Request[] = [];
   const email = `admin-${Date.now()}@example.com`;
   const password = 'correct horse battery';
@@ -81,10 +83,17 @@ describe('the dashboard, first run', () => {
 
     await page.getByLabel('Name').fill('Support bot');
     await page.getByLabel('Task type').selectOption('chat');
-    // The model list comes from the catalog for the chosen task type.
-    await page.locator('#model option[value="mock/echo"]').waitFor({ state: 'attached' });
-    expect(await page.locator('#model option[value="mock/embed"]').count()).toBe(0);
-    await page.getByLabel('Model').selectOption('mock/echo');
+    // The model list comes from the catalog for the chosen task type, searched as you type.
+    await page.getByRole('combobox', { name: 'Model', exact: true }).fill('mock/');
+    await modelOption(page, 'mock/echo').waitFor();
+    expect(await modelOption(page, 'mock/embed').count()).toBe(0);
+    // Mock needs no key; a provider without one names the variable it needs.
+    expect(await page.getByRole('group', { name: /^Mock/ }).textContent()).toContain('configured');
+    await page.getByRole('combobox', { name: 'Model', exact: true }).fill('gpt-4o-mini');
+    expect(await page.getByRole('group', { name: /^OpenAI/ }).textContent()).toContain(
+      'not configured: set OPENAI_API_KEY',
+    );
+    await chooseModel(page, 'Model', 'mock/echo');
     await page.getByLabel('Temperature').fill('3');
     await page.getByRole('button', { name: 'Create gate' }).click();
 
@@ -97,11 +106,25 @@ describe('the dashboard, first run', () => {
     await page.screenshot({ path: path.join(artifacts, 'create-gate-client-error.png'), fullPage: true });
   });
 
-  it('creates the gate once the value is fixed, and lists it', async () => {
+  it('creates the gate once the value is fixed, lands on its page, copies its id, and lists it', async () => {
     await page.getByLabel('Temperature').fill('0.7');
     await page.getByLabel('Tags').fill('support, e2e');
     await page.getByRole('button', { name: 'Create gate' }).click();
 
+    // Its page: the id to copy and a ready request at this server.
+    await page.waitForURL(/\/gates\/[0-9a-f-]{36}\?created=1$/);
+    gateId = new URL(page.url()).pathname.split('/')[2] ?? '';
+    await page.getByText('Support bot is ready').waitFor();
+    expect(await page.getByLabel('Gate id').inputValue()).toBe(gateId);
+    const curl = await page.getByRole('figure', { name: 'Example request with curl' }).textContent();
+    expect(curl).toContain(`curl ${server.url}/v3/chat`);
+    expect(curl).toContain(`"gateId":"${gateId}"`);
+    await page.getByRole('button', { name: 'Copy id' }).click();
+    await page.getByRole('button', { name: 'Copied' }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(gateId);
+    await page.screenshot({ path: path.join(artifacts, 'gate-created.png'), fullPage: true });
+
+    await page.getByRole('link', { name: 'Gates', exact: true }).first().click();
     await page.waitForURL((url) => url.pathname === '/gates');
     const row = page.getByRole('row').filter({ hasText: 'Support bot' });
     await row.waitFor();
@@ -132,8 +155,7 @@ describe('the dashboard, first run', () => {
     await page.getByRole('link', { name: 'Create gate' }).click();
     await page.waitForURL('**/gates/new');
     await page.getByLabel('Name').fill('Support bot');
-    await page.locator('#model option[value="mock/echo"]').waitFor({ state: 'attached' });
-    await page.getByLabel('Model').selectOption('mock/echo');
+    await chooseModel(page, 'Model', 'mock/echo');
     await page.getByRole('button', { name: 'Create gate' }).click();
 
     const error = page.locator('#name-error');
@@ -146,10 +168,22 @@ describe('the dashboard, first run', () => {
 
   it('offers only the models of the chosen task type, and drops a model of another', async () => {
     await page.getByLabel('Task type').selectOption('embeddings');
-    await page.locator('#model option[value="mock/embed"]').waitFor({ state: 'attached' });
-    expect(await page.locator('#model option[value="mock/echo"]').count()).toBe(0);
-    expect(await page.getByLabel('Model').inputValue()).toBe('');
+    // mock/echo is dropped once the embeddings models are known.
+    await page.waitForFunction(
+      () => (document.getElementById('model') as HTMLInputElement | null)?.value === '',
+    );
+    await page.getByRole('combobox', { name: 'Model', exact: true }).fill('mock/');
+    await modelOption(page, 'mock/embed').waitFor();
+    expect(await modelOption(page, 'mock/echo').count()).toBe(0);
+    await page.keyboard.press('Escape');
+    // Leaving drops what was typed: the app asks first.
+    const asked = page.waitForEvent('dialog').then(async (dialog) => {
+      const message = dialog.message();
+      await dialog.accept();
+      return message;
+    });
     await page.getByRole('link', { name: 'Gates', exact: true }).first().click();
+    expect(await asked).toBe('You have unsaved changes. Leave this page and drop them?');
     await page.waitForURL((url) => url.pathname === '/gates');
   });
 
@@ -171,6 +205,23 @@ describe('the dashboard, first run', () => {
     await page.getByRole('row').filter({ hasText: 'Support bot' }).waitFor();
     await page.screenshot({ path: path.join(artifacts, 'gates-list.png'), fullPage: true });
     await expectNoAxeViolations(page, 'the gates list');
+  });
+
+  it('signs in from a deep link and lands on the page asked for, never on another site', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL('**/sign-in');
+    await page.goto(`${server.url}/gates/${gateId}?tab=routing`);
+    await page.waitForURL((url) => url.pathname === '/sign-in');
+    expect(new URL(page.url()).searchParams.get('next')).toBe(`/gates/${gateId}?tab=routing`);
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL((url) => url.pathname === `/gates/${gateId}` && url.search === '?tab=routing');
+    await page.getByRole('tab', { name: /^Models & Routing/, selected: true }).waitFor();
+
+    // Signed in, a `next` of another site goes to the overview.
+    await page.goto(`${server.url}/sign-in?next=${encodeURIComponent('//example.com/phish')}`);
+    await page.waitForURL((url) => url.origin === server.url && url.pathname === '/');
   });
 
   it('sent the CSRF token with every GraphQL request made while signed in', async () => {

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Account, api, signUpInBrowser } from './support/account.ts';
 import { expectNoAxeViolations } from './support/axe.ts';
 import { launchBrowser, type RunningBrowser } from './support/browser.ts';
+import { chooseModel, modelOption } from './support/modelPicker.ts';
 import { type RunningServer, startServer } from './support/server.ts';
 
 const artifacts = path.join(import.meta.dirname, 'artifacts');
@@ -67,9 +68,12 @@ describe('the gate page', () => {
     rest = api(server.url, account.apiKey);
     await page.goto(`${server.url}/gates/new`);
     await page.getByLabel('Name', { exact: true }).fill('Tabbed gate');
-    await page.locator('#model option[value="mock/echo"]').waitFor({ state: 'attached' });
-    await page.getByLabel('Model', { exact: true }).selectOption('mock/echo');
+    await chooseModel(page, 'Model', 'mock/echo');
     await page.getByRole('button', { name: 'Create gate' }).click();
+    // The new gate's page, with its id to copy and a ready request.
+    await page.waitForURL(/\/gates\/[0-9a-f-]{36}\?created=1$/);
+    await page.getByText('Tabbed gate is ready').waitFor();
+    await page.getByRole('link', { name: 'Gates', exact: true }).first().click();
     await page.waitForURL((url) => url.pathname === '/gates');
 
     await page.getByRole('link', { name: 'Tabbed gate' }).click();
@@ -108,11 +112,14 @@ describe('the gate page', () => {
     await tab('Models & Routing').click();
     await page.waitForURL((url) => url.searchParams.get('tab') === 'routing');
     // Only the models of the gate's task type are offered.
-    await page.locator('#model option[value="mock/fast"]').waitFor({ state: 'attached' });
-    expect(await page.locator('#model option[value="mock/embed"]').count()).toBe(0);
+    await page.getByRole('combobox', { name: 'Primary model' }).fill('mock/');
+    await modelOption(page, 'mock/fast').waitFor();
+    expect(await modelOption(page, 'mock/embed').count()).toBe(0);
+    await page.keyboard.press('Escape');
+    expect(await page.getByLabel('Primary model').inputValue()).toBe('mock/echo');
     await page.getByLabel('Routing strategy').selectOption('fallback');
     await page.getByRole('button', { name: 'Add fallback model' }).click();
-    await page.getByLabel('Fallback 1').selectOption('mock/fast');
+    await chooseModel(page, 'Fallback 1', 'mock/fast');
     await page.getByLabel('Analysis method').selectOption('custom');
     await page.getByLabel('Cost weight').fill('0.2');
     await page.getByLabel('Latency weight').fill('0.3');
@@ -136,7 +143,7 @@ describe('the gate page', () => {
     });
 
     await page.reload();
-    await page.locator('#model option[value="mock/echo"]').waitFor({ state: 'attached' });
+    await page.locator('#model:not([disabled])').waitFor();
     expect(await tab('Models & Routing').getAttribute('aria-selected')).toBe('true');
     expect(await page.getByLabel('Primary model').inputValue()).toBe('mock/echo');
     expect(await page.getByLabel('Routing strategy').inputValue()).toBe('fallback');
@@ -412,12 +419,11 @@ describe('the gate page', () => {
     expect(await page.getByLabel('Agent mode').count()).toBe(0);
     await page.getByLabel('Gate type').selectOption('agent');
     await page.getByLabel('Name', { exact: true }).fill('Agent planner');
-    await page.locator('#model option[value="mock/echo"]').waitFor({ state: 'attached' });
-    await page.getByLabel('Model', { exact: true }).selectOption('mock/echo');
+    await chooseModel(page, 'Model', 'mock/echo');
     await page.getByLabel('Session spending limit (USD)').fill('5');
     await page.getByLabel('Visible tools').fill('web_search, read_file');
     await page.getByRole('button', { name: 'Create gate' }).click();
-    await page.waitForURL((url) => url.pathname === '/gates');
+    await page.waitForURL((url) => url.searchParams.get('created') === '1');
     const listed = (await rest('GET', '/v1/gates')).body.gates as { id: string; name: string }[];
     agentId = listed.find((gate) => gate.name === 'Agent planner')?.id ?? '';
     const stored = await rest('GET', `/v1/gates/${agentId}`);

@@ -306,6 +306,36 @@ describe('models', () => {
     await createGate(app, user, { taskType: 'embeddings', model });
   });
 
+  it('gives each model its prices and context, or its price per unit for media', async () => {
+    const user = await signUpUser(app);
+    type Listed = {
+      id: string;
+      inputPricePerMTok: number | null;
+      contextWindow: number | null;
+      unitPrice: { usd: number; per: string } | null;
+    };
+    const chat = await graphql<{ models: Listed[] }>(
+      app,
+      user,
+      'query { models(taskType: CHAT) { id inputPricePerMTok contextWindow unitPrice { usd per } } }',
+    );
+    expect(chat.data?.models.find((m) => m.id === 'mock/echo')).toEqual({
+      id: 'mock/echo',
+      inputPricePerMTok: 1,
+      contextWindow: 128_000,
+      unitPrice: null,
+    });
+    const images = await graphql<{ models: Listed[] }>(
+      app,
+      user,
+      'query { models(taskType: IMAGE) { id inputPricePerMTok contextWindow unitPrice { usd per } } }',
+    );
+    expect(images.data?.models.find((m) => m.id === 'openai/dall-e-2')?.unitPrice).toEqual({
+      usd: 0.016,
+      per: 'image',
+    });
+  });
+
   it('refuses an unknown task type', async () => {
     const user = await signUpUser(app);
     const res = await graphql(
@@ -317,5 +347,34 @@ describe('models', () => {
       },
     );
     expect(res.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+  });
+});
+
+describe('providers', () => {
+  const configured = useTestApp({ OPENAI_API_KEY: 'sk-test-configured' });
+
+  it('says which providers are configured and names the variable the others need', async () => {
+    type Listed = { id: string; name: string; configured: boolean; envVariable: string | null };
+    const read = async (on: typeof app) => {
+      const user = await signUpUser(on);
+      const res = await graphql<{ providers: Listed[] }>(
+        on,
+        user,
+        'query { providers { id name configured envVariable } }',
+      );
+      return new Map(res.data?.providers.map((p) => [p.id, p]));
+    };
+    const bare = await read(app);
+    expect(bare.get('mock')).toEqual({ id: 'mock', name: 'Mock', configured: true, envVariable: null });
+    expect(bare.get('openai')).toMatchObject({ configured: false, envVariable: 'OPENAI_API_KEY' });
+    expect(bare.get('anthropic')).toMatchObject({ configured: false, envVariable: 'ANTHROPIC_API_KEY' });
+    expect(bare.get('ollama')).toMatchObject({ configured: false, envVariable: 'OLLAMA_BASE_URL' });
+    const withKey = await read(configured);
+    expect(withKey.get('openai')).toMatchObject({ configured: true, envVariable: 'OPENAI_API_KEY' });
+  });
+
+  it('is for signed-in users only', async () => {
+    const res = await graphql(app, null, 'query { providers { id } }');
+    expect(res.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
   });
 });

@@ -306,3 +306,40 @@ export function createModelNames(configured: ReadonlySet<string>): ModelNames {
     },
   };
 }
+
+/** A provider as the model picker shows it: whether it is configured here, and if not, what would configure it. */
+export type ProviderStatus = {
+  id: string;
+  name: string;
+  configured: boolean;
+  /** The environment variable that configures it (its API key, or a self-hosted server's base URL); null for mock. */
+  envVariable: string | null;
+};
+
+/** Every provider, in PROVIDERS order, with whether `configured` holds it. */
+export function providerStatuses(configured: ReadonlySet<string>): ProviderStatus[] {
+  return PROVIDERS.map((p) => ({
+    id: p.id,
+    name: p.name,
+    configured: configured.has(p.id),
+    envVariable: p.env === null ? null : p.needs === 'url' ? p.env.baseUrl : p.env.apiKey,
+  }));
+}
+
+/** What a media model is priced by instead of tokens, for listings. */
+export type UnitPrice = { usd: number; per: 'image' | '1M characters' | 'minute' | 'second' | 'page' };
+
+/**
+ * The model's price per unit, where it has one: per image (the lowest of its sizes and
+ * qualities), per million characters spoken, per minute of audio, per second of video, per page.
+ */
+export function unitPriceOf(model: CatalogModel): UnitPrice | null {
+  const u = model.unitPrices;
+  const images = Object.values(u.perImage ?? {});
+  if (images.length > 0) return { usd: Math.min(...images), per: 'image' };
+  if (u.perMCharacters !== undefined) return { usd: u.perMCharacters, per: '1M characters' };
+  if (u.perMinute !== undefined) return { usd: u.perMinute, per: 'minute' };
+  if (u.perSecond !== undefined) return { usd: u.perSecond, per: 'second' };
+  if (u.perPage !== undefined) return { usd: u.perPage, per: 'page' };
+  return null;
+}

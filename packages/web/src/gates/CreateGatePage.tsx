@@ -6,6 +6,7 @@ import { showMutationErrors } from '../forms/formErrors.ts';
 import { MutationErrorFields } from '../forms/mutationErrors.ts';
 import { graphql } from '../graphql.ts';
 import { gateToGraphQL } from '../graphqlEnums.ts';
+import { leaveWithoutAsking, useUnsavedChanges } from '../ui/unsavedChanges.ts';
 import { useTitle } from '../ui/useTitle.ts';
 import { GateForm } from './GateForm.tsx';
 import { emptyGateForm, fieldOfIssue, type GateFormValues, gateFormResolver } from './gateForm.ts';
@@ -39,12 +40,15 @@ export function CreateGatePage() {
   const { models, modelsState } = useTaskModels(form);
   const [, createGate] = useMutation(CreateGateMutation);
   const [, navigate] = useLocation();
+  useUnsavedChanges(form.formState.isDirty);
 
   const onSubmit = async (input: GateCreate) => {
     const result = await createGate({ input: gateToGraphQL(input) });
     const outcome = result.data?.createGate;
     if (outcome?.__typename === 'MutationCreateGateSuccess') {
-      navigate('/gates');
+      // Its page, with its id and a ready request: saved, so nothing is dropped.
+      leaveWithoutAsking();
+      navigate(`/gates/${outcome.data.id}?created=1`);
       return;
     }
     const first = showMutationErrors(form, outcome, {

@@ -7,6 +7,7 @@ import type { ModelOption, ModelsState } from './fields/ModelSelect.tsx';
 import { ModelsRoutingTab } from './fields/ModelsRoutingFields.tsx';
 import { RequestConfigTab } from './fields/RequestConfigFields.tsx';
 import { SpendingFields } from './fields/SpendingLimitsFields.tsx';
+import { UnconfiguredWarning } from './fields/UnconfiguredWarning.tsx';
 import { type FormTab, type GateTab, isFormTab, tabOfField, tabsOf } from './gateEdit.ts';
 import type { GateFormValues } from './gateForm.ts';
 
@@ -118,6 +119,7 @@ export function GateEditForm({
         <div {...panel('spending')}>
           <SpendingFields form={form}>{spendingNow}</SpendingFields>
         </div>
+        <UnconfiguredWarning form={form} models={models} />
         <SaveBar form={form} savedNotice={savedNotice} onDiscard={onDiscard} />
       </form>
 

@@ -8,6 +8,7 @@ import { showMutationErrors } from '../forms/formErrors.ts';
 import { MutationErrorFields } from '../forms/mutationErrors.ts';
 import { graphql } from '../graphql.ts';
 import { fromEnum, gateToGraphQL } from '../graphqlEnums.ts';
+import { leaveWithoutAsking, useUnsavedChanges } from '../ui/unsavedChanges.ts';
 import { ArchitectPanel } from './ArchitectPanel.tsx';
 import { Connections } from './Connections.tsx';
 import { DangerZone } from './DangerZone.tsx';
@@ -28,6 +29,7 @@ import { Sessions } from './Sessions.tsx';
 import { SpendingAlert, SpendingBadge, SpendingNow } from './SpendingNotice.tsx';
 import { SubGates } from './SubGates.tsx';
 import { TryIt } from './TryIt.tsx';
+import { UseGate } from './UseGate.tsx';
 import { useTaskModels } from './useTaskModels.ts';
 
 const UpdateGateMutation = graphql(
@@ -70,10 +72,13 @@ export function GateEditor({
   gate,
   tab,
   onTabChange,
+  created = false,
 }: {
   gate: Gate;
   tab: GateTab;
   onTabChange: (tab: GateTab) => void;
+  /** Just created: how to call it shows open. */
+  created?: boolean;
 }) {
   const { form, saved, rebase, discard } = useGateEditForm(gate);
   const { models, modelsState } = useTaskModels(form);
@@ -81,6 +86,7 @@ export function GateEditor({
   const onDelete = useDeleteGate(gate.id);
   const showField = useShowField(form, tab, onTabChange);
   const [savedNotice, setSavedNotice] = useState<string | null>(null);
+  useUnsavedChanges(form.formState.isDirty);
 
   const onInvalid = (errors: FieldErrors<GateFormValues>) => {
     setSavedNotice(null);
@@ -137,6 +143,7 @@ export function GateEditor({
   return (
     <section className="page narrow-wide">
       <GateHeader gate={gate} />
+      <UseGate gate={gate} created={created} />
       <SpendingAlert gate={gate} onEditLimit={() => showField('spendingLimit')} />
       <GateEditForm
         form={form}
@@ -232,6 +239,8 @@ function useDeleteGate(id: string): () => Promise<string | null> {
     const result = await deleteGate({ id }, { additionalTypenames: ['Gate'] });
     const outcome = result.data?.deleteGate;
     if (outcome?.__typename === 'MutationDeleteGateSuccess') {
+      // Its edits went with it.
+      leaveWithoutAsking();
       navigate('/gates', { replace: true });
       return null;
     }

@@ -9,6 +9,7 @@ import {
 } from './fields/ModelsRoutingFields.tsx';
 import { SamplingFields } from './fields/RequestConfigFields.tsx';
 import { SpendingFields } from './fields/SpendingLimitsFields.tsx';
+import { UnconfiguredWarning } from './fields/UnconfiguredWarning.tsx';
 import type { GateFormValues } from './gateForm.ts';
 
 /**
@@ -70,6 +71,7 @@ export function GateForm({
         <SpendingFields form={form} />
       </fieldset>
 
+      <UnconfiguredWarning form={form} models={models} />
       <div className="actions">
         <button type="button" className="button subtle" onClick={onCancel}>
           Cancel

@@ -61,6 +61,7 @@ export function GatePage() {
       gate={gate}
       tab={tab}
       onTabChange={(next) => setSearch({ tab: next }, { replace: true })}
+      created={search.get('created') === '1'}
     />
   );
 }

@@ -1,4 +1,4 @@
-import { useEffect, useRef } from 'react';
+import { useEffect, useMemo, useRef } from 'react';
 import { useWatch } from 'react-hook-form';
 import { useQuery } from 'urql';
 import { graphql } from '../graphql.ts';
@@ -13,6 +13,24 @@ const ModelsForTaskQuery = graphql(`
       name
       provider
       deprecated
+      inputPricePerMTok
+      outputPricePerMTok
+      contextWindow
+      unitPrice {
+        usd
+        per
+      }
+    }
+  }
+`);
+
+const ProvidersQuery = graphql(`
+  query Providers {
+    providers {
+      id
+      name
+      configured
+      envVariable
     }
   }
 `);
@@ -25,6 +43,8 @@ const ModelsForTaskQuery = graphql(`
 export function useTaskModels(form: GateFormApi): { models: ModelOption[]; modelsState: ModelsState } {
   const taskType = useWatch({ control: form.control, name: 'taskType' });
   const [models] = useQuery({ query: ModelsForTaskQuery, variables: { taskType: toEnum(taskType) } });
+  // Whether a provider is configured is the server's setting: a missing answer only hides the marks.
+  const [providers] = useQuery({ query: ProvidersQuery });
   const initialTaskType = useRef(taskType);
   const taskTypeChanged = useRef(false);
   if (taskType !== initialTaskType.current) taskTypeChanged.current = true;
@@ -43,8 +63,19 @@ export function useTaskModels(form: GateFormApi): { models: ModelOption[]; model
     if (kept.length !== fallbackModels.length) form.setValue('fallbackModels', kept, { shouldDirty: true });
   }, [offered, form]);
 
+  const withProviders = useMemo(() => {
+    const byId = new Map(providers.data?.providers?.map((p) => [p.id, p]));
+    return (offered ?? []).map((model) => {
+      const p = byId.get(model.provider);
+      return {
+        ...model,
+        providerInfo: p ? { name: p.name, configured: p.configured, envVariable: p.envVariable } : null,
+      };
+    });
+  }, [offered, providers.data]);
+
   return {
-    models: offered ?? [],
+    models: withProviders,
     modelsState: models.error && !offered ? 'failed' : offered ? 'ready' : 'loading',
   };
 }

@@ -1,9 +1,11 @@
 import { type KeyboardEvent, type ReactNode, useEffect, useRef, useState } from 'react';
 import { useMutation, useQuery } from 'urql';
-import { Link, Redirect, useLocation, useRoute } from 'wouter';
+import { Link, Redirect, useLocation, useRoute, useSearch } from 'wouter';
 import { useStartOver } from '../client.tsx';
 import { graphql } from '../graphql.ts';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
+import { leaveWithoutAsking, mayLeave } from '../ui/unsavedChanges.ts';
+import { signInPath } from './returnTo.ts';
 
 const ShellQuery = graphql(`
   query Shell {
@@ -26,7 +28,8 @@ export function AppShell({ children }: { children: ReactNode }) {
   const [{ data, fetching, error }, refetch] = useQuery({ query: ShellQuery });
   const [signOutState, signOut] = useMutation(SignOutMutation);
   const startOver = useStartOver();
-  const [, navigate] = useLocation();
+  const [location, navigate] = useLocation();
+  const search = useSearch();
 
   if (fetching && !data) return <Loading what="Gatehouse" />;
   if (error && !data) {
@@ -36,10 +39,16 @@ export function AppShell({ children }: { children: ReactNode }) {
       </main>
     );
   }
-  if (!data?.me) return <Redirect to={data?.signupOpen ? '/sign-up' : '/sign-in'} replace />;
+  // Signed in, you come back to the page you asked for.
+  if (!data?.me) {
+    return <Redirect to={signInPath(data?.signupOpen ? '/sign-up' : '/sign-in', location, search)} replace />;
+  }
 
   const onSignOut = async () => {
+    // Asked before the session ends, not after: "stay" keeps both the edits and the session.
+    if (!mayLeave()) return;
     await signOut({});
+    leaveWithoutAsking();
     navigate('/sign-in', { replace: true });
     startOver();
   };

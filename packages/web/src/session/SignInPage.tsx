@@ -1,6 +1,6 @@
 import { useForm } from 'react-hook-form';
 import { useMutation, useQuery } from 'urql';
-import { Link, Redirect, useLocation } from 'wouter';
+import { Link, Redirect, useLocation, useSearchParams } from 'wouter';
 import { useStartOver } from '../client.tsx';
 import { showMutationErrors } from '../forms/formErrors.ts';
 import { MutationErrorFields } from '../forms/mutationErrors.ts';
@@ -9,6 +9,7 @@ import { ErrorBanner, Loading } from '../ui/status.tsx';
 import { AuthLayout } from './AuthLayout.tsx';
 import { type Credentials, CredentialsForm } from './CredentialsForm.tsx';
 import { credentialsField } from './credentialsField.ts';
+import { safeReturnPath } from './returnTo.ts';
 
 const SignInPageQuery = graphql(`
   query SignInPage {
@@ -44,15 +45,17 @@ export function SignInPage() {
   const form = useForm<Credentials>({ defaultValues: { email: '', password: '' } });
   const startOver = useStartOver();
   const [, navigate] = useLocation();
+  const [search] = useSearchParams();
+  const next = safeReturnPath(search.get('next'));
 
   if (fetching && !data) return <Loading what="Gatehouse" />;
-  if (data?.me) return <Redirect to="/" replace />;
+  if (data?.me) return <Redirect to={next} replace />;
 
   const onSubmit = async (input: Credentials) => {
     const result = await signIn({ input });
     const outcome = result.data?.signIn;
     if (outcome?.__typename === 'MutationSignInSuccess') {
-      navigate('/', { replace: true });
+      navigate(next, { replace: true });
       startOver();
       return;
     }

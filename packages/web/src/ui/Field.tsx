@@ -17,7 +17,9 @@ export function Field({
 }) {
   return (
     <div className={error ? 'field invalid' : 'field'}>
-      <label htmlFor={htmlFor}>{label}</label>
+      <label htmlFor={htmlFor} id={`${htmlFor}-label`}>
+        {label}
+      </label>
       {children}
       {hint && !error && <p className="hint">{hint}</p>}
       {error?.message && (

@@ -1,0 +1,106 @@
+import { render, screen, waitFor } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { Client, fetchExchange, Provider } from 'urql';
+import { describe, expect, it } from 'vitest';
+import { Router } from 'wouter';
+import { memoryLocation } from 'wouter/memory-location';
+import { App } from '../App.tsx';
+import { safeReturnPath } from './returnTo.ts';
+
+/**
+ * The GraphQL server as a test double: nobody is signed in until SignIn succeeds; then the shell
+ * knows the account. Sign-up is closed.
+ */
+function fakeServer() {
+  let signedIn = false;
+  return async (_url: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+    const body = JSON.parse(String(init?.body)) as { query: string };
+    const operation = /(?:query|mutation)\s+(\w+)/.exec(body.query)?.[1] ?? '';
+    const me = signedIn ? { __typename: 'User', id: 'u1', email: 'me@example.com' } : null;
+    if (operation === 'SignIn') signedIn = true;
+    const data =
+      operation === 'Shell' || operation === 'SignInPage'
+        ? { me, signupOpen: false }
+        : operation === 'SignIn'
+          ? {
+              signIn: {
+                __typename: 'MutationSignInSuccess',
+                data: { __typename: 'SignInPayload', user: { __typename: 'User', id: 'u1' } },
+              },
+            }
+          : null;
+    return new Response(JSON.stringify(data ? { data } : { errors: [{ message: `no ${operation} here` }] }), {
+      headers: { 'content-type': 'application/json' },
+    });
+  };
+}
+
+function renderAt(path: string) {
+  const location = memoryLocation({ path, record: true });
+  const fetch = fakeServer() as typeof globalThis.fetch;
+  const client = new Client({
+    url: 'http://gatehouse.test/graphql',
+    exchanges: [fetchExchange],
+    fetch,
+    preferGetMethod: false,
+  });
+  render(
+    <Provider value={client}>
+      <Router hook={location.hook} searchHook={location.searchHook}>
+        <App />
+      </Router>
+    </Provider>,
+  );
+  return location;
+}
+
+describe('signing in from a deep link', () => {
+  it('sends to sign in with the page asked for, and back to it once signed in', async () => {
+    const user = userEvent.setup();
+    const location = renderAt('/logs?gate=g1&status=failed');
+
+    await screen.findByLabelText('Email');
+    expect(location.history?.at(-1)).toBe(
+      `/sign-in?next=${encodeURIComponent('/logs?gate=g1&status=failed')}`,
+    );
+    await user.type(screen.getByLabelText('Email'), 'me@example.com');
+    await user.type(screen.getByLabelText('Password'), 'a long password');
+    await user.click(screen.getByRole('button', { name: 'Sign in' }));
+
+    await waitFor(() => expect(location.history?.at(-1)).toBe('/logs?gate=g1&status=failed'));
+  });
+
+  it.each([
+    ['//evil.example/phish'],
+    ['https://evil.example/phish'],
+    ['/\\evil.example'],
+    ['javascript:alert(1)'],
+  ])('goes to the overview, not to %s', async (next) => {
+    const user = userEvent.setup();
+    const location = renderAt(`/sign-in?next=${encodeURIComponent(next)}`);
+
+    await user.type(await screen.findByLabelText('Email'), 'me@example.com');
+    await user.type(screen.getByLabelText('Password'), 'a long password');
+    await user.click(screen.getByRole('button', { name: 'Sign in' }));
+
+    await waitFor(() => expect(location.history?.at(-1)).toBe('/'));
+  });
+});
+
+describe('safeReturnPath', () => {
+  const origin = 'https://gatehouse.example';
+  it.each([
+    ['/gates/abc?tab=routing', '/gates/abc?tab=routing'],
+    ['/logs#entry', '/logs#entry'],
+    [null, '/'],
+    ['', '/'],
+    ['gates', '/'],
+    ['//evil.example', '/'],
+    ['/\\evil.example', '/'],
+    ['https://evil.example/', '/'],
+    ['/sign-in?next=/x', '/'],
+    ['/sign-up', '/'],
+  ])('%s → %s', (next, expected) => {
+    expect(safeReturnPath(next, origin)).toBe(expected);
+  });
+});
