@@ -89,6 +89,18 @@ export const LogEntryRef = builder.objectRef<LogEntrySummary>('LogEntry').implem
     spendingWarning: t.exposeBoolean('spendingWarning'),
     stream: t.exposeBoolean('stream'),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    stepInput: t.string({
+      nullable: true,
+      description:
+        'What went in, as text (the last message, or the input); on a session’s requests only, else null',
+      resolve: (e) => ('input' in e ? (e.input as string | null) : null),
+    }),
+    stepOutput: t.string({
+      nullable: true,
+      description:
+        'What came out, as text (the answer, or the tools called); on a session’s requests only, else null',
+      resolve: (e) => ('output' in e ? (e.output as string | null) : null),
+    }),
     attempts: t.field({
       type: 'JSON',
       description: 'Each model tried: model, provider, ok, status, error, latencyMs (on log(id) only)',
