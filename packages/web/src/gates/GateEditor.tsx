@@ -13,6 +13,7 @@ import { Connections } from './Connections.tsx';
 import { DangerZone } from './DangerZone.tsx';
 import { DescriptionSuggestion } from './DescriptionSuggestion.tsx';
 import { GateEditForm } from './GateEditForm.tsx';
+import { GateStatsStrip } from './GateStats.tsx';
 import { GateDetail, type GateDetailData } from './gateDetail.ts';
 import {
   FIELD_ORDER,
@@ -137,6 +138,7 @@ export function GateEditor({
   return (
     <section className="page narrow-wide">
       <GateHeader gate={gate} />
+      <GateStatsStrip gateId={gate.id} />
       <SpendingAlert gate={gate} onEditLimit={() => showField('spendingLimit')} />
       <GateEditForm
         form={form}
