@@ -22,6 +22,7 @@ const GateSessionsQuery = graphql(`
           spendingCurrent
           sessionSpendingLimit
           requestCount
+          refusedCount
           lastRequestAt
         }
       }
@@ -104,7 +105,12 @@ export function Sessions({ gateId, active }: { gateId: string; active: boolean }
                     {session.sessionSpendingLimit !== null &&
                       ` of ${formatUsd(session.sessionSpendingLimit)}`}
                   </td>
-                  <td className="numeric">{formatCount(session.requestCount)}</td>
+                  <td className="numeric">
+                    {formatCount(session.requestCount + session.refusedCount)}
+                    {session.refusedCount > 0 && (
+                      <div className="muted small">{formatCount(session.refusedCount)} refused</div>
+                    )}
+                  </td>
                   <td>{formatDateTime(session.lastRequestAt)}</td>
                 </tr>
               ))}
