@@ -7,9 +7,20 @@ import { LIMITS, visibleToolsSchema } from './gate.ts';
 import { type FieldIssue, issuesFromZod } from './issues.ts';
 import { isStorableText, STORABLE_TEXT_MESSAGE } from './storable.ts';
 
-/** What a session row stores; `idle` is computed on read and never stored. */
+/**
+ * What a session row stores; `idle` and `failing` are computed on read and never stored: an active
+ * session is idle once its gate's idle minutes pass without a request, else failing while its
+ * latest request failed or was refused.
+ */
 export const STORED_SESSION_STATUSES = ['active', 'completed', 'runaway', 'budget_exceeded'] as const;
-export const SESSION_STATUSES = ['active', 'idle', 'completed', 'runaway', 'budget_exceeded'] as const;
+export const SESSION_STATUSES = [
+  'active',
+  'idle',
+  'failing',
+  'completed',
+  'runaway',
+  'budget_exceeded',
+] as const;
 export type StoredSessionStatus = (typeof STORED_SESSION_STATUSES)[number];
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
 

@@ -206,6 +206,7 @@ describe('one session', () => {
       gateId: gate.id,
       status: 'active',
       requestCount: 3,
+      refusedCount: 0,
       spendingCurrent: 0.25,
       sessionSpendingLimit: 1.5,
       promptTokens: 100,

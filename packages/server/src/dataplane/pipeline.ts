@@ -6,6 +6,7 @@
  * Knows nothing of HTTP: the endpoints parse their wire format and write the answer.
  */
 import { randomUUID } from 'node:crypto';
+import { isSessionKey } from '@gatehouse/rules/agent';
 import { type AllowOverrides, overrideAllowed, type TaskType } from '@gatehouse/rules/gate';
 import { checkKeyScope } from '../domain/apiKeyScope.ts';
 import { type CatalogModel, findModel, type ModelNames, modelProblem } from '../domain/catalog.ts';
@@ -26,7 +27,7 @@ import { chargeAll, type Hold, type LimitScope, limits, reserveAll, scopesOf } f
 import type { LogEntryData, LogWriter } from './logWriter.ts';
 import { type RateAdmission, type RateLimits, rateLimitedOf } from './rateLimits.ts';
 import { attemptOrder, type RoutingStrategy } from './routing.ts';
-import { type OpenSession, settleSession } from './sessions.ts';
+import { noteRefusal, type OpenSession, sessionFor, settleSession } from './sessions.ts';
 import { checkedUsage, InvalidUsage, invalidUsageNote, MAX_USD, recordableUsd } from './usage.ts';
 
 export type { Attempt };
@@ -334,6 +335,19 @@ function logEntryOf<R extends TaskRequestBase, P, A extends TaskAnswerBase>(
     ...(request && kind.logFields?.(request, answer)),
     createdAt: new Date(),
   };
+}
+
+/**
+ * The session a request refused before routing names (the header's key, or a parsed /v3 body's
+ * sessionId), opened if it is new; null without a valid key, or when it cannot be read.
+ */
+async function refusedInSession<R extends TaskRequestBase>(gate: Gate, t: Trace<R>) {
+  const key = t.caller.sessionKey ?? t.request?.sessionId;
+  if (!isSessionKey(key)) return null;
+  return sessionFor(gate, t.caller.userId, key, null).catch((e) => {
+    console.error('session: could not open for a refused request', gate.id, e);
+    return null;
+  });
 }
 
 /**
@@ -663,16 +677,25 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
     }
     // Tokens a provider never read are given back; one that read the prompt keeps it counted.
     if (t.attempts.length === 0) await rate?.settle({ promptTokens: 0, completionTokens: 0 });
-    // A request that reached a provider counts in its session; one refused before, only its hold is let go.
-    if (t.session && !recorded && (t.attempts.length > 0 || t.session.reserved > 0)) {
-      await settleSession(t.session, {
-        costUsd: t.failedCostUsd,
-        promptTokens: 0,
-        completionTokens: 0,
-        tools: [],
-        toolCallKey: null,
-        role,
-      }).catch((e) => console.error('session: could not settle', t.session?.id, e));
+    // An agent gate's request refused before it joined its session (a bad body, an unknown step,
+    // a spent budget) still belongs to it: the session shows every request, refused ones included.
+    if (!step && !t.session && gate.gateType === 'agent') t.session = await refusedInSession(gate, t);
+    // A request that reached a provider counts in its session; one refused before is counted as
+    // refused, and its hold let go.
+    if (t.session && !recorded) {
+      const settled =
+        t.attempts.length > 0 || t.session.reserved > 0
+          ? settleSession(t.session, {
+              costUsd: t.failedCostUsd,
+              promptTokens: 0,
+              completionTokens: 0,
+              tools: [],
+              toolCallKey: null,
+              role,
+              failed: true,
+            })
+          : noteRefusal(t.session);
+      await settled.catch((e) => console.error('session: could not settle', t.session?.id, e));
     }
     const domainError =
       error instanceof DomainError

@@ -55,6 +55,21 @@ export async function openSession(
   key: string,
   topic: string | null,
 ): Promise<OpenSession> {
+  const session = await sessionFor(gate, userId, key, topic);
+  if (session.status === 'budget_exceeded') throw budgetExceeded(key);
+  return session;
+}
+
+/**
+ * The agent gate's session with this key, opened if it is not yet, whatever its status: what
+ * openSession checks before letting a request in, and what a refused request is counted in.
+ */
+export async function sessionFor(
+  gate: Gate,
+  userId: string,
+  key: string,
+  topic: string | null,
+): Promise<OpenSession> {
   const now = new Date();
   await sql().query(
     `INSERT INTO agent_sessions (id, gate_id, user_id, session_key, status, topic, first_request_at, last_request_at, created_at)
@@ -69,7 +84,6 @@ export async function openSession(
     { prepare: true },
   );
   if (!row) throw new Error(`session ${key} of gate ${gate.id} vanished as it was opened`);
-  if (row.status === 'budget_exceeded') throw budgetExceeded(key);
   const max = gate.maxRequestsPerSession;
   const limit = gate.sessionSpendingLimit === null ? null : Number(gate.sessionSpendingLimit);
   return {
@@ -143,7 +157,24 @@ export type SessionSettlement = {
   toolCallKey: string | null;
   /** The sub-gate role that answered, if any. */
   role: string | null;
+  /** The request failed (after reaching a provider): the session shows FAILING until one succeeds. */
+  failed?: boolean;
 };
+
+/**
+ * Counts a request refused before any provider call (a bad field, an unknown step, a limit) in
+ * its session: its time is the session's last activity, and the session shows FAILING until a
+ * request succeeds.
+ */
+export async function noteRefusal(session: OpenSession): Promise<void> {
+  await sql().query(
+    `UPDATE agent_sessions SET refused_count = LEAST(refused_count::bigint + 1, ${MAX_INT})::integer,
+       last_request_at = $2, last_request_failed = true
+     WHERE id = $1::uuid`,
+    [session.id, new Date()],
+    { prepare: true },
+  );
+}
 
 /**
  * Settles a request on its session: its reservation released, its cost, tokens, tools and role
@@ -166,6 +197,7 @@ export async function settleSession(session: OpenSession, s: SessionSettlement):
                                 WHEN last_tool_call = $8::text THEN tool_call_repeats + 1 ELSE 1 END,
        last_tool_call = $8::text,
        last_request_at = $9,
+       last_request_failed = $12,
        status = CASE
          WHEN status = 'budget_exceeded' THEN status
          WHEN $10::numeric IS NOT NULL AND spending_current + $3::numeric >= $10::numeric THEN 'budget_exceeded'
@@ -187,6 +219,7 @@ export async function settleSession(session: OpenSession, s: SessionSettlement):
       new Date(),
       session.limit === null ? null : session.limit.toFixed(10),
       session.runaway,
+      s.failed ?? false,
     ],
     { prepare: true },
   );

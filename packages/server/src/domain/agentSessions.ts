@@ -29,19 +29,18 @@ const MINUTE_MS = 60_000;
 
 /**
  * A session's status as of `now`: a stored `active` one is `idle` once the gate's
- * sessionIdleMinutes have passed since its last request. Idle is never stored; the next request
- * makes it active again.
+ * sessionIdleMinutes have passed since its last request, else `failing` while its latest request
+ * failed or was refused. Neither is stored; the next request decides again.
  */
 export function sessionStatus(
-  row: { status: string; lastRequestAt: Date },
+  row: { status: string; lastRequestAt: Date; lastRequestFailed?: boolean },
   gate: { sessionIdleMinutes: number },
   now: Date = new Date(),
 ): SessionStatus {
   const status = row.status as StoredSessionStatus;
   if (status !== 'active') return status;
-  return now.getTime() - row.lastRequestAt.getTime() >= gate.sessionIdleMinutes * MINUTE_MS
-    ? 'idle'
-    : 'active';
+  if (now.getTime() - row.lastRequestAt.getTime() >= gate.sessionIdleMinutes * MINUTE_MS) return 'idle';
+  return row.lastRequestFailed ? 'failing' : 'active';
 }
 
 export type SessionWithGate = AgentSession & { gate: Gate };
@@ -54,6 +53,7 @@ export function sessionOf(row: SessionWithGate, now: Date = new Date()) {
     gateId: row.gateId,
     status: sessionStatus(row, row.gate, now),
     requestCount: row.requestCount,
+    refusedCount: row.refusedCount,
     spendingCurrent: Number(row.spendingCurrent),
     sessionSpendingLimit:
       row.gate.sessionSpendingLimit === null ? null : Number(row.gate.sessionSpendingLimit),
@@ -97,8 +97,11 @@ export async function listSessions(userId: string, gateId: string, raw: unknown,
   const idleSince = new Date(now.getTime() - gate.sessionIdleMinutes * MINUTE_MS);
   const where: Prisma.AgentSessionWhereInput[] = [{ gateId: gate.id, userId }];
   if (q.status === 'idle') where.push({ status: 'active', lastRequestAt: { lte: idleSince } });
-  else if (q.status === 'active') where.push({ status: 'active', lastRequestAt: { gt: idleSince } });
-  else if (q.status) where.push({ status: q.status });
+  else if (q.status === 'active') {
+    where.push({ status: 'active', lastRequestAt: { gt: idleSince }, lastRequestFailed: false });
+  } else if (q.status === 'failing') {
+    where.push({ status: 'active', lastRequestAt: { gt: idleSince }, lastRequestFailed: true });
+  } else if (q.status) where.push({ status: q.status });
   if (q.cursor) {
     const { createdAt: at, id } = q.cursor;
     where.push({ OR: [{ lastRequestAt: { lt: at } }, { lastRequestAt: at, id: { lt: id } }] });
@@ -149,7 +152,12 @@ export const sessionRequestsQuerySchema = z.strictObject({
   cursor: cursorSchema.optional(),
 });
 
-export type SessionRequest = LogEntrySummary & { hiddenTools: string[] };
+/** A step of a session's timeline: its entry, with what went in and what came out, as text. */
+export type SessionRequest = LogEntrySummary & {
+  hiddenTools: string[];
+  input: string | null;
+  output: string | null;
+};
 
 /**
  * The log entries of the caller's session, oldest first (keyset on created_at, id), with their
@@ -166,16 +174,22 @@ export async function sessionRequests(userId: string, key: string, raw: unknown)
     after = `AND (created_at, id) > ($3::timestamptz, $4::uuid)`;
   }
   params.push(q.limit + 1);
-  const rows = await sql().query<SummaryRow & { hidden_tools: string[] | null }>(
-    `SELECT ${SUMMARY_COLUMNS}, hidden_tools FROM log_entries
+  const rows = await sql().query<
+    SummaryRow & { hidden_tools: string[] | null; sent: unknown; answer: unknown }
+  >(
+    `SELECT ${SUMMARY_COLUMNS}, hidden_tools, COALESCE(provider_request, client_request) AS sent,
+       provider_response AS answer FROM log_entries
      WHERE gate_session_id = $1::uuid AND user_id = $2::uuid ${after}
      ORDER BY created_at, id LIMIT $${params.length}`,
     params,
   );
   const hasMore = rows.length > q.limit;
-  const items: SessionRequest[] = rows
-    .slice(0, q.limit)
-    .map((row) => ({ ...entryOf(row), hiddenTools: row.hidden_tools ?? [] }));
+  const items: SessionRequest[] = rows.slice(0, q.limit).map((row) => ({
+    ...entryOf(row),
+    hiddenTools: row.hidden_tools ?? [],
+    input: stepInput(row.sent),
+    output: stepOutput(row.answer),
+  }));
   const last = items.at(-1);
   return {
     session,
@@ -214,4 +228,82 @@ export async function endSession(
   }
   await publish({ kind: 'agentSession', userId, sessionId: session.id });
   return after;
+}
+
+const STEP_TEXT = 2000;
+
+const cut = (text: string) => (text.length > STEP_TEXT ? `${text.slice(0, STEP_TEXT)}…` : text);
+
+/** The text of a message's content: a string, or the text parts of an array (OpenAI, Anthropic). */
+function textOf(content: unknown): string | null {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return null;
+  const parts = content.flatMap((part) => {
+    if (typeof part === 'string') return [part];
+    if (part && typeof part === 'object') {
+      const p = part as Record<string, unknown>;
+      if (typeof p.text === 'string') return [p.text];
+      if (p.type === 'tool_result' || p.type === 'function_call_output')
+        return [textOf(p.content ?? p.output) ?? ''];
+    }
+    return [];
+  });
+  return parts.length > 0 ? parts.join('\n') : null;
+}
+
+const asRecord = (value: unknown) =>
+  value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+
+/**
+ * What a step sent, as text: its last message (the user's turn or a tool's result) in the chat
+ * formats, else its `input` or `prompt`; null when the request has neither.
+ */
+export function stepInput(sent: unknown): string | null {
+  const body = asRecord(sent);
+  if (!body) return null;
+  const messages = body.messages ?? body.contents ?? (Array.isArray(body.input) ? body.input : null);
+  if (Array.isArray(messages) && messages.length > 0) {
+    const last = asRecord(messages.at(-1));
+    const text = last ? textOf(last.content ?? last.parts ?? last.output) : null;
+    if (text !== null) return cut(last?.role ? `${String(last.role)}: ${text}` : text);
+  }
+  for (const field of ['input', 'prompt', 'text', 'query']) {
+    if (typeof body[field] === 'string') return cut(body[field] as string);
+  }
+  return null;
+}
+
+/**
+ * What a step answered, as text: the assistant's message (OpenAI, Anthropic, Responses, Gemini),
+ * or the tools it called; null without an answer.
+ */
+export function stepOutput(answer: unknown): string | null {
+  const body = asRecord(answer);
+  if (!body) return null;
+  const calls: string[] = [];
+  const texts: string[] = [];
+  const choice = Array.isArray(body.choices) ? asRecord(body.choices[0]) : null;
+  const message = asRecord(choice?.message);
+  if (message) {
+    const text = textOf(message.content);
+    if (text) texts.push(text);
+    for (const call of Array.isArray(message.tool_calls) ? message.tool_calls : []) {
+      const fn = asRecord(asRecord(call)?.function);
+      if (fn) calls.push(`${String(fn.name)}(${String(fn.arguments ?? '')})`);
+    }
+  }
+  const blocks = Array.isArray(body.content) ? body.content : Array.isArray(body.output) ? body.output : [];
+  for (const block of blocks) {
+    const b = asRecord(block);
+    if (!b) continue;
+    if (typeof b.text === 'string') texts.push(b.text);
+    else if (b.type === 'tool_use') calls.push(`${String(b.name)}(${JSON.stringify(b.input ?? {})})`);
+    else if (b.type === 'function_call') calls.push(`${String(b.name)}(${String(b.arguments ?? '')})`);
+    else if (Array.isArray(b.content)) texts.push(textOf(b.content) ?? '');
+  }
+  const candidate = Array.isArray(body.candidates) ? asRecord(body.candidates[0]) : null;
+  const geminiParts = asRecord(candidate?.content)?.parts;
+  if (Array.isArray(geminiParts)) texts.push(textOf(geminiParts) ?? '');
+  const shown = [...texts.filter((t) => t !== ''), ...calls.map((c) => `→ ${c}`)];
+  return shown.length > 0 ? cut(shown.join('\n')) : null;
 }

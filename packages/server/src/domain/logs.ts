@@ -5,10 +5,12 @@
 
 import { EARLIEST_DATE, isAcceptedDate } from '@gatehouse/rules/dates';
 import { isUuid } from '@gatehouse/rules/ids';
+import { FAILURE_CLASSES, type FailureClass } from '@gatehouse/rules/logs';
 import { z } from 'zod';
 import { sql } from '../db/client.ts';
 import { NotFoundError, parseWith } from './errors.ts';
 import {
+  FAILURE_CLASS_SQL,
   type LogFilter,
   logConditions,
   logFilterFields,
@@ -17,6 +19,7 @@ import {
   untilIssue,
 } from './logFilter.ts';
 
+const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
 /** Opaque page cursor: the last entry's time and id. */
@@ -339,6 +342,9 @@ export async function getLogMedia(
 
 const windowFields = {
   gateId: logFilterFields.gateId,
+  model: logFilterFields.model,
+  apiKeyId: logFilterFields.apiKeyId,
+  endUser: logFilterFields.endUser,
   since: logFilterFields.since,
   until: logFilterFields.until,
 };
@@ -360,130 +366,258 @@ function parseWindow<S extends typeof overviewQuerySchema | typeof seriesQuerySc
   return { ...data, since, until };
 }
 
-/** How many keys, and end users, the overview names; the rest are summed as "other". */
+/** How many gates, models, keys and end users the overview names; the rest are summed as "other". */
 export const SPENDING_TOP = 10;
 
-/** One key's or end user's requests and cost over the window (null: none, a dashboard request). */
-export type SpendingShare = { id: string | null; name: string | null; requests: number; costUsd: number };
-/** The top spenders, and the rest summed: how many they are, their requests and cost. */
+/**
+ * One gate's, model's, key's or end user's figures over the window (id null: none, e.g. a
+ * dashboard request has no key). Latency percentiles are of its requests' latencies.
+ */
+export type SpendingShare = {
+  id: string | null;
+  name: string | null;
+  requests: number;
+  errors: number;
+  costUsd: number;
+  p50LatencyMs: number | null;
+  p95LatencyMs: number | null;
+};
+/** The top ones, most expensive first, and the rest summed: how many they are, their figures. */
 export type SpendingBreakdown = {
   top: SpendingShare[];
-  other: { count: number; requests: number; costUsd: number };
+  other: { count: number; requests: number; errors: number; costUsd: number };
 };
 
-type Window = { since: Date; until: Date; gateId?: string | undefined };
+type Window = LogFilter & { since: Date; until: Date };
+
+/** What a breakdown groups by, and how it names each group (as its newest entry has it). */
+const DIMENSIONS = {
+  gate: { key: 'gate_id::text', name: '(array_agg(gate_name ORDER BY created_at DESC))[1]' },
+  model: { key: 'COALESCE(model_used, model_requested)', name: 'NULL::text' },
+  apiKey: { key: 'api_key_id::text', name: '(array_agg(api_key_name ORDER BY created_at DESC))[1]' },
+  endUser: { key: 'end_user', name: 'NULL::text' },
+} as const;
+export type Dimension = keyof typeof DIMENSIONS;
+
+/** Only the gate filter is known to the hourly totals: a model, key or end user needs the entries. */
+const needsEntries = (w: LogFilter) => Boolean(w.model || w.apiKeyId || w.endUser);
 
 /**
- * Requests and cost per API key (`api_key_id`, named as its newest entry has it) or per end user
- * over the exact window, read from the entries (the hourly totals know neither), the most
- * expensive first.
+ * The window's conditions over the entries: exact, or in whole hours (`hours`) to agree with the
+ * hourly totals the figures beside them come from.
  */
-async function spendingBy(
+function windowConditions(userId: string, w: Window, hours: boolean) {
+  const since = hours ? new Date(Math.floor(w.since.getTime() / HOUR_MS) * HOUR_MS) : w.since;
+  return logConditions(userId, {
+    gateId: w.gateId,
+    model: w.model,
+    apiKeyId: w.apiKeyId,
+    endUser: w.endUser,
+    since,
+    until: w.until,
+  });
+}
+
+const PERCENTILES = `percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms) AS p50,
+  percentile_cont(0.95) WITHIN GROUP (ORDER BY latency_ms) AS p95`;
+const ms = (value: string | number | null | undefined) =>
+  value === null || value === undefined ? null : Math.round(Number(value));
+
+/**
+ * Requests, errors, cost and p50/p95 latency per gate, model (the one that answered, else the one
+ * named), API key or end user over the window, read from the entries (the hourly totals know only
+ * gates), the most expensive first: the top SPENDING_TOP, and the rest summed.
+ */
+export async function breakdownBy(
   userId: string,
   w: Window,
-  by: 'api_key_id' | 'end_user',
+  by: Dimension,
+  hours = false,
 ): Promise<SpendingBreakdown> {
-  const params: unknown[] = [userId, w.since.toISOString(), w.until.toISOString(), SPENDING_TOP];
-  if (w.gateId) params.push(w.gateId);
-  const name = by === 'api_key_id' ? '(array_agg(api_key_name ORDER BY created_at DESC))[1]' : 'NULL::text';
+  const { where, params } = windowConditions(userId, w, hours);
+  params.push(SPENDING_TOP);
+  const top = `$${params.length}`;
+  const { key, name } = DIMENSIONS[by];
   const rows = await sql().query<{
     id: string | null;
     name: string | null;
     requests: string | number | null;
+    errors: string | number | null;
     cost: string | number | null;
+    p50: string | number | null;
+    p95: string | number | null;
     other: boolean;
     count: string | number;
     r: string | number;
   }>(
     `WITH g AS (
-       SELECT ${by}::text AS id, ${name} AS name, count(*) AS requests, sum(cost_usd) AS cost
-       FROM log_entries
-       WHERE user_id = $1::uuid AND created_at >= $2::timestamptz AND created_at < $3::timestamptz
-         ${w.gateId ? 'AND gate_id = $5::uuid' : ''}
-       GROUP BY ${by}
+       SELECT ${key} AS id, ${name} AS name, count(*) AS requests,
+              count(*) FILTER (WHERE NOT success) AS errors, sum(cost_usd) AS cost, ${PERCENTILES}
+       FROM log_entries WHERE ${where.join(' AND ')}
+       GROUP BY 1
      ), ranked AS (
        SELECT *, row_number() OVER (ORDER BY cost DESC, requests DESC, id NULLS LAST) AS r FROM g
      )
-     SELECT id, name, requests, cost, false AS other, 1 AS count, r FROM ranked WHERE r <= $4
+     SELECT id, name, requests, errors, cost, p50, p95, false AS other, 1 AS count, r FROM ranked WHERE r <= ${top}
      UNION ALL
-     SELECT NULL, NULL, sum(requests), sum(cost), true, count(*), 0 FROM ranked WHERE r > $4`,
+     SELECT NULL, NULL, sum(requests), sum(errors), sum(cost), NULL, NULL, true, count(*), 0
+     FROM ranked WHERE r > ${top}`,
     params,
   );
-  const share = (r: (typeof rows)[number]) => ({
+  const figures = (r: (typeof rows)[number]) => ({
     requests: Number(r.requests ?? 0),
+    errors: Number(r.errors ?? 0),
     costUsd: Number(r.cost ?? 0),
   });
-  const top = rows
+  const shares = rows
     .filter((r) => !r.other)
     .sort((a, b) => Number(a.r) - Number(b.r))
-    .map((r) => ({ id: r.id, name: r.name, ...share(r) }));
+    .map((r) => ({
+      id: r.id,
+      name: r.name,
+      ...figures(r),
+      p50LatencyMs: ms(r.p50),
+      p95LatencyMs: ms(r.p95),
+    }));
   const rest = rows.find((r) => r.other);
   return {
-    top,
-    other: { count: Number(rest?.count ?? 0), ...(rest ? share(rest) : { requests: 0, costUsd: 0 }) },
+    top: shares,
+    other: {
+      count: Number(rest?.count ?? 0),
+      ...(rest ? figures(rest) : { requests: 0, errors: 0, costUsd: 0 }),
+    },
   };
 }
 
+/** Failed requests per failure class, every class named (0 when none). */
+export type FailuresByClass = Record<FailureClass, number>;
+
+async function failuresByClass(userId: string, w: Window, hours: boolean): Promise<FailuresByClass> {
+  const { where, params } = windowConditions(userId, w, hours);
+  const rows = await sql().query<{ class: FailureClass; n: string | number }>(
+    `SELECT ${FAILURE_CLASS_SQL} AS class, count(*) AS n FROM log_entries
+     WHERE ${where.join(' AND ')} AND NOT success GROUP BY 1`,
+    params,
+  );
+  const counts = Object.fromEntries(FAILURE_CLASSES.map((c) => [c, 0])) as FailuresByClass;
+  for (const row of rows) counts[row.class] = Number(row.n);
+  return counts;
+}
+
 /**
- * Totals over a window (default: the last 30 days) from the hourly totals, so the cost does not
- * grow with the log: whole hours, the first and last counted whole. The spending by key and by
- * end user comes from the entries, over the window exactly.
+ * Totals over a window (default: the last 30 days). Filtered by gate only, the counts and cost
+ * come from the hourly totals, so their cost does not grow with the log: whole hours, the first
+ * and last counted whole; the failure classes and latency percentiles beside them are read from
+ * the entries over the same hours. Filtered by model, API key or end user, which the hourly totals
+ * do not know, everything is read from the entries over the window exactly. The breakdowns by
+ * gate, model, key and end user come from the entries over the window exactly.
  */
 export async function logOverview(userId: string, raw: unknown) {
   const w = parseWindow(overviewQuerySchema, raw);
-  const params: unknown[] = [userId, w.since.toISOString(), w.until.toISOString()];
-  if (w.gateId) params.push(w.gateId);
-  const gateFilter = w.gateId ? 'AND gate_id = $4::uuid' : '';
-  const [totals] = await sql().query<{
+  const fromEntries = needsEntries(w);
+  type Totals = {
     requests: string | number | null;
     errors: string | number | null;
     cost: string | number | null;
     latency: string | number | null;
     gates: string | number;
-  }>(
-    `SELECT sum(requests) AS requests, sum(errors) AS errors, sum(cost_usd) AS cost,
-            sum(latency_ms_sum) AS latency, count(DISTINCT gate_id) AS gates
-     FROM log_rollups
-     WHERE user_id = $1::uuid AND hour >= date_trunc('hour', $2::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
-       AND hour < $3::timestamptz ${gateFilter}`,
-    params,
-  );
+  };
+  let totals: Totals | undefined;
+  if (fromEntries) {
+    const { where, params } = windowConditions(userId, w, false);
+    [totals] = await sql().query<Totals>(
+      `SELECT count(*) AS requests, count(*) FILTER (WHERE NOT success) AS errors, sum(cost_usd) AS cost,
+              sum(latency_ms) AS latency, count(DISTINCT gate_id) AS gates
+       FROM log_entries WHERE ${where.join(' AND ')}`,
+      params,
+    );
+  } else {
+    const params: unknown[] = [userId, w.since.toISOString(), w.until.toISOString()];
+    if (w.gateId) params.push(w.gateId);
+    const gateFilter = w.gateId ? 'AND gate_id = $4::uuid' : '';
+    [totals] = await sql().query<Totals>(
+      `SELECT sum(requests) AS requests, sum(errors) AS errors, sum(cost_usd) AS cost,
+              sum(latency_ms_sum) AS latency, count(DISTINCT gate_id) AS gates
+       FROM log_rollups
+       WHERE user_id = $1::uuid AND hour >= date_trunc('hour', $2::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+         AND hour < $3::timestamptz ${gateFilter}`,
+      params,
+    );
+  }
+  const hours = !fromEntries;
+  const latency = async () => {
+    const { where, params } = windowConditions(userId, w, hours);
+    const [row] = await sql().query<{ p50: string | number | null; p95: string | number | null }>(
+      `SELECT ${PERCENTILES} FROM log_entries WHERE ${where.join(' AND ')}`,
+      params,
+    );
+    return { p50LatencyMs: ms(row?.p50), p95LatencyMs: ms(row?.p95) };
+  };
   const recent = await listLogs(userId, {
     limit: 10,
     ...(w.gateId && { gateId: w.gateId }),
+    ...(w.model && { model: w.model }),
+    ...(w.apiKeyId && { apiKeyId: w.apiKeyId }),
+    ...(w.endUser && { endUser: w.endUser }),
     since: w.since.toISOString(),
     until: w.until.toISOString(),
   });
-  const [byKey, byEndUser] = await Promise.all([
-    spendingBy(userId, w, 'api_key_id'),
-    spendingBy(userId, w, 'end_user'),
+  const [percentiles, failures, byGate, byModel, byKey, byEndUser] = await Promise.all([
+    latency(),
+    failuresByClass(userId, w, hours),
+    breakdownBy(userId, w, 'gate'),
+    breakdownBy(userId, w, 'model'),
+    breakdownBy(userId, w, 'apiKey'),
+    breakdownBy(userId, w, 'endUser'),
   ]);
   const requests = Number(totals?.requests ?? 0);
   return {
     totalRequests: requests,
     failedRequests: Number(totals?.errors ?? 0),
+    failuresByClass: failures,
     totalCostUsd: Number(totals?.cost ?? 0),
     avgLatencyMs: requests > 0 ? Math.round(Number(totals?.latency ?? 0) / requests) : 0,
+    ...percentiles,
     activeGates: Number(totals?.gates ?? 0),
     since: w.since,
     until: w.until,
     recentRequests: recent.items,
+    byGate,
+    byModel,
     spendingByKey: byKey,
     spendingByEndUser: byEndUser,
   };
 }
 
 /**
- * Requests, errors, cost and latency per hour or day for the charts. Counts and cost come from the
- * hourly totals; the latency percentiles need the entries themselves, read over the window only.
+ * Requests, errors, cost and latency per hour or day for the charts. Filtered by gate only, counts
+ * and cost come from the hourly totals; with a model, key or end user they come from the entries.
+ * The latency percentiles always need the entries themselves, read over the window only.
  */
 export async function logSeries(userId: string, raw: unknown) {
   const w = parseWindow(seriesQuerySchema, raw);
   const bucket = w.bucket ?? (w.until.getTime() - w.since.getTime() > 3 * DAY_MS ? 'day' : 'hour');
-  const params: unknown[] = [userId, w.since.toISOString(), w.until.toISOString(), bucket];
-  if (w.gateId) params.push(w.gateId);
-  const gateFilter = w.gateId ? 'AND gate_id = $5::uuid' : '';
-  const trunc = (col: string) => `date_trunc($4, ${col} AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`;
+  // The filter's conditions without its window, which the buckets set here.
+  const { where, params } = logConditions(userId, {
+    gateId: w.gateId,
+    model: w.model,
+    apiKeyId: w.apiKeyId,
+    endUser: w.endUser,
+  });
+  params.push(w.since.toISOString(), w.until.toISOString(), bucket);
+  const [since, until, unit] = [params.length - 2, params.length - 1, params.length].map((n) => `$${n}`);
+  const trunc = (col: string) => `date_trunc(${unit}, ${col} AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`;
+  const entries = `FROM log_entries WHERE ${where.join(' AND ')}
+       AND created_at >= ${trunc(`${since}::timestamptz`)} AND created_at < ${until}::timestamptz`;
+  const totals = needsEntries(w)
+    ? `SELECT ${trunc('created_at')} AS bucket, count(*) AS requests,
+              count(*) FILTER (WHERE NOT success) AS errors, sum(cost_usd) AS cost
+       ${entries} GROUP BY 1`
+    : `SELECT ${trunc('hour')} AS bucket, sum(requests) AS requests, sum(errors) AS errors, sum(cost_usd) AS cost
+       FROM log_rollups
+       WHERE user_id = $1::uuid AND hour >= ${trunc(`${since}::timestamptz`)} AND hour < ${until}::timestamptz
+         ${w.gateId ? 'AND gate_id = $2::uuid' /* the filter's first value after the owner */ : ''}
+       GROUP BY 1`;
   const rows = await sql().query<{
     bucket: Date | string;
     requests: string | number;
@@ -492,18 +626,8 @@ export async function logSeries(userId: string, raw: unknown) {
     p50: number | null;
     p95: number | null;
   }>(
-    `WITH totals AS (
-       SELECT ${trunc('hour')} AS bucket, sum(requests) AS requests, sum(errors) AS errors, sum(cost_usd) AS cost
-       FROM log_rollups
-       WHERE user_id = $1::uuid AND hour >= ${trunc('$2::timestamptz')} AND hour < $3::timestamptz ${gateFilter}
-       GROUP BY 1
-     ), latency AS (
-       SELECT ${trunc('created_at')} AS bucket,
-              percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms) AS p50,
-              percentile_cont(0.95) WITHIN GROUP (ORDER BY latency_ms) AS p95
-       FROM log_entries
-       WHERE user_id = $1::uuid AND created_at >= ${trunc('$2::timestamptz')} AND created_at < $3::timestamptz ${gateFilter}
-       GROUP BY 1
+    `WITH totals AS (${totals}), latency AS (
+       SELECT ${trunc('created_at')} AS bucket, ${PERCENTILES} ${entries} GROUP BY 1
      )
      SELECT t.bucket, t.requests, t.errors, t.cost, l.p50, l.p95
      FROM totals t LEFT JOIN latency l ON l.bucket = t.bucket ORDER BY t.bucket`,
@@ -518,8 +642,77 @@ export async function logSeries(userId: string, raw: unknown) {
       requests: Number(r.requests),
       errors: Number(r.errors),
       costUsd: Number(r.cost),
-      p50LatencyMs: r.p50 === null ? null : Math.round(Number(r.p50)),
-      p95LatencyMs: r.p95 === null ? null : Math.round(Number(r.p95)),
+      p50LatencyMs: ms(r.p50),
+      p95LatencyMs: ms(r.p95),
     })),
   };
+}
+
+export const gateStatsQuerySchema = z
+  .strictObject({
+    gateIds: z.array(z.uuid('must be gate UUIDs')).max(200, 'must name at most 200 gates').optional(),
+    since: logFilterFields.since,
+    until: logFilterFields.until,
+  })
+  .refine(sinceBeforeUntil, untilIssue);
+
+/** One gate's figures over a window: for its page and its row in the gates list. */
+export type GateStats = {
+  gateId: string;
+  requests: number;
+  errors: number;
+  costUsd: number;
+  p50LatencyMs: number | null;
+  p95LatencyMs: number | null;
+};
+
+/**
+ * Requests, errors and cost (from the hourly totals, whole hours) and p50/p95 latency (from the
+ * entries over the same hours) of each of the caller's gates named, or of every gate with traffic,
+ * over the window (default: the last 24 hours): one statement for a whole list of gates.
+ */
+export async function gateStats(userId: string, raw: unknown): Promise<GateStats[]> {
+  const q = parseWith(gateStatsQuerySchema, raw);
+  const until = q.until ?? new Date(Date.now() + 60_000);
+  const since = q.since ?? new Date(until.getTime() - DAY_MS);
+  const params: unknown[] = [
+    userId,
+    new Date(Math.floor(since.getTime() / HOUR_MS) * HOUR_MS).toISOString(),
+    until.toISOString(),
+  ];
+  let gates = '';
+  if (q.gateIds) {
+    params.push(q.gateIds);
+    gates = 'AND gate_id = ANY($4::uuid[])';
+  }
+  const rows = await sql().query<{
+    gate_id: string;
+    requests: string | number;
+    errors: string | number;
+    cost: string | number;
+    p50: string | number | null;
+    p95: string | number | null;
+  }>(
+    `WITH totals AS (
+       SELECT gate_id, sum(requests) AS requests, sum(errors) AS errors, sum(cost_usd) AS cost
+       FROM log_rollups
+       WHERE user_id = $1::uuid AND hour >= $2::timestamptz AND hour < $3::timestamptz ${gates}
+       GROUP BY gate_id
+     ), latency AS (
+       SELECT gate_id, ${PERCENTILES} FROM log_entries
+       WHERE user_id = $1::uuid AND created_at >= $2::timestamptz AND created_at < $3::timestamptz ${gates}
+       GROUP BY gate_id
+     )
+     SELECT t.gate_id::text AS gate_id, t.requests, t.errors, t.cost, l.p50, l.p95
+     FROM totals t LEFT JOIN latency l ON l.gate_id = t.gate_id ORDER BY t.gate_id`,
+    params,
+  );
+  return rows.map((r) => ({
+    gateId: r.gate_id,
+    requests: Number(r.requests),
+    errors: Number(r.errors),
+    costUsd: Number(r.cost),
+    p50LatencyMs: ms(r.p50),
+    p95LatencyMs: ms(r.p95),
+  }));
 }

@@ -159,7 +159,10 @@ export function sessionView(s: SessionState) {
   };
 }
 
-/** One request of a session: a log entry (snake_case, as /v1/logs) with the tools it hid. */
+/**
+ * One request of a session: a log entry (snake_case, as /v1/logs) with the tools it hid, and what
+ * went in and came out as text (its last message, the answer or the tools it called).
+ */
 export function sessionRequestView(e: SessionRequest) {
-  return { ...logEntryView(e), hidden_tools: e.hiddenTools };
+  return { ...logEntryView(e), hidden_tools: e.hiddenTools, input: e.input, output: e.output };
 }

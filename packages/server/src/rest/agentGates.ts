@@ -119,7 +119,16 @@ export const sessionRoutes = new Hono<ActorEnv>()
         description: 'The session and a page of its requests (log entries, with the tools each hid)',
         schema: z.object({
           session: sessionShape,
-          requests: z.array(logEntryShape),
+          requests: z.array(
+            logEntryShape.extend({
+              hidden_tools: z.array(z.string()),
+              input: z.string().nullable().describe('What went in, as text: the last message, or the input'),
+              output: z
+                .string()
+                .nullable()
+                .describe('What came out, as text: the answer, or the tools called'),
+            }),
+          ),
           pagination: paginationShape,
         }),
       },

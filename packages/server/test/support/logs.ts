@@ -49,6 +49,11 @@ export type EntrySpec = {
   completionTokens?: number;
   apiKey?: { id: string; name: string };
   endUser?: string;
+  /** The model that answered (default mock/echo). */
+  model?: string;
+  /** A failed entry's status and error code (default 503 upstream_error). */
+  statusCode?: number;
+  errorCode?: string;
 };
 
 /**
@@ -67,15 +72,15 @@ export async function writeEntries(app: TestApp, user: TestUser, specs: EntrySpe
       gateId: s.gate.id,
       gateName: s.gate.name,
       endpoint: '/v3/chat',
-      modelRequested: 'mock/echo',
-      modelUsed: success ? 'mock/echo' : null,
+      modelRequested: s.model ?? 'mock/echo',
+      modelUsed: success ? (s.model ?? 'mock/echo') : null,
       promptTokens: s.promptTokens ?? 10,
       completionTokens: s.completionTokens ?? 5,
       costUsd: s.costUsd ?? 0.001,
       latencyMs: s.latencyMs ?? 100,
       success,
-      statusCode: success ? 200 : 503,
-      ...(!success && { errorCode: 'upstream_error', errorMessage: 'mock failure 503' }),
+      statusCode: success ? 200 : (s.statusCode ?? 503),
+      ...(!success && { errorCode: s.errorCode ?? 'upstream_error', errorMessage: 'mock failure' }),
       ...(s.apiKey && { apiKeyId: s.apiKey.id, apiKeyName: s.apiKey.name }),
       ...(s.endUser !== undefined && { endUser: s.endUser }),
       createdAt: s.createdAt,

@@ -14,6 +14,7 @@ import { Connections } from './Connections.tsx';
 import { DangerZone } from './DangerZone.tsx';
 import { DescriptionSuggestion } from './DescriptionSuggestion.tsx';
 import { GateEditForm } from './GateEditForm.tsx';
+import { GateStatsStrip } from './GateStats.tsx';
 import { GateDetail, type GateDetailData } from './gateDetail.ts';
 import {
   FIELD_ORDER,
@@ -144,6 +145,7 @@ export function GateEditor({
     <section className="page narrow-wide">
       <GateHeader gate={gate} />
       <UseGate gate={gate} created={created} />
+      <GateStatsStrip gateId={gate.id} />
       <SpendingAlert gate={gate} onEditLimit={() => showField('spendingLimit')} />
       <GateEditForm
         form={form}

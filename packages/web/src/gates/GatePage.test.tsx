@@ -34,14 +34,27 @@ function fakeGraphQL(gate: ReturnType<typeof storedGate>, update: (input: Variab
           ? { models }
           : operation === 'UpdateGate'
             ? { updateGate: update(body.variables.input as Variables) }
-            : null;
+            : operation === 'GateStats'
+              ? {
+                  gateStats: [
+                    {
+                      gateId: GATE_ID,
+                      requests: 321,
+                      errors: 12,
+                      costUsd: 0.5,
+                      p50LatencyMs: 250,
+                      p95LatencyMs: 900,
+                    },
+                  ],
+                }
+              : null;
     return new Response(JSON.stringify(data ? { data } : { errors: [{ message: `no ${operation} here` }] }), {
       headers: { 'content-type': 'application/json' },
     });
   });
   const inputs = () =>
     sent.filter((call) => call.operation === 'UpdateGate').map((call) => call.variables.input);
-  return { fetch, inputs };
+  return { fetch, inputs, sent };
 }
 
 const saved = (gate: ReturnType<typeof storedGate>) => (input: Variables) => ({
@@ -73,6 +86,21 @@ async function renderGatePage(graphql: ReturnType<typeof fakeGraphQL>, search = 
 }
 
 const tab = (name: string) => screen.getByRole('tab', { name: new RegExp(`^${name}`) });
+
+describe('the gate page’s figures', () => {
+  it('shows requests, errors, cost and p50/p95 over 24 hours, with a link to the gate’s logs', async () => {
+    const graphql = fakeGraphQL(storedGate(), saved(storedGate()));
+    await renderGatePage(graphql);
+    const strip = await screen.findByRole('region', { name: 'Last 24 hours' });
+    await waitFor(() => expect(strip.textContent).toContain('321'));
+    expect(strip.textContent).toContain('Errors12');
+    expect(strip.textContent).toContain('$0.50');
+    expect(strip.textContent).toContain('250 ms / 900 ms');
+    const link = screen.getByRole('link', { name: 'Its logs →' });
+    expect(link.getAttribute('href')).toBe(`/logs?gateId=${GATE_ID}`);
+    expect(graphql.sent.find((call) => call.operation === 'GateStats')?.variables.gateIds).toEqual([GATE_ID]);
+  });
+});
 
 describe('the gate page form', () => {
   it('refuses a temperature of 3 on its field, shows its tab, and sends nothing', async () => {

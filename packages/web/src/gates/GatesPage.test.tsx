@@ -13,26 +13,47 @@ const agent = storedGate({
   gateType: 'AGENT',
 });
 
-/** The GraphQL server as a test double: one page holding a standard gate and an agent gate. */
+const sent: { operation: string; variables: Record<string, unknown> }[] = [];
+
+/**
+ * The GraphQL server as a test double: one page holding a standard gate and an agent gate, and
+ * the support gate's figures (the agent had no traffic).
+ */
 async function graphqlFetch(_url: RequestInfo | URL, init?: RequestInit): Promise<Response> {
-  const body = JSON.parse(String(init?.body)) as { query: string };
+  const body = JSON.parse(String(init?.body)) as { query: string; variables: Record<string, unknown> };
   const operation = /(?:query|mutation)\s+(\w+)/.exec(body.query)?.[1] ?? '';
+  sent.push({ operation, variables: body.variables });
+  const stats = {
+    gateStats: [
+      {
+        __typename: 'GateStats',
+        gateId: support.id,
+        requests: 1234,
+        errors: 56,
+        costUsd: 7.5,
+        p50LatencyMs: 420,
+        p95LatencyMs: 1800,
+      },
+    ],
+  };
   const data =
-    operation === 'Gates'
-      ? {
-          gates: {
-            __typename: 'QueryGatesConnection',
-            edges: [support, agent].map((node) => ({ __typename: 'QueryGatesConnectionEdge', node })),
-            pageInfo: {
-              __typename: 'PageInfo',
-              hasNextPage: false,
-              hasPreviousPage: false,
-              startCursor: null,
-              endCursor: null,
+    operation === 'GateStats'
+      ? stats
+      : operation === 'Gates'
+        ? {
+            gates: {
+              __typename: 'QueryGatesConnection',
+              edges: [support, agent].map((node) => ({ __typename: 'QueryGatesConnectionEdge', node })),
+              pageInfo: {
+                __typename: 'PageInfo',
+                hasNextPage: false,
+                hasPreviousPage: false,
+                startCursor: null,
+                endCursor: null,
+              },
             },
-          },
-        }
-      : null;
+          }
+        : null;
   return new Response(JSON.stringify(data ? { data } : { errors: [{ message: `no ${operation} here` }] }), {
     headers: { 'content-type': 'application/json' },
   });
@@ -58,5 +79,35 @@ describe('the gates list', () => {
     await screen.findByRole('link', { name: 'Coding agent' });
     expect(within(rowOf('Coding agent')).getByText('agent', { selector: '.badge' })).toBeTruthy();
     expect(within(rowOf('Support bot')).queryByText('agent', { selector: '.badge' })).toBeNull();
+  });
+
+  it('shows each gate’s requests, errors, cost and p50/p95 over 24 hours, from one query for the page', async () => {
+    sent.length = 0;
+    const client = new Client({
+      url: 'http://gatehouse.test/graphql',
+      exchanges: [fetchExchange],
+      fetch: graphqlFetch as typeof fetch,
+      preferGetMethod: false,
+    });
+    const location = memoryLocation({ path: '/gates' });
+    render(
+      <Provider value={client}>
+        <Router hook={location.hook} searchHook={location.searchHook}>
+          <GatesPage />
+        </Router>
+      </Provider>,
+    );
+    const requests = await screen.findByRole('link', { name: '1,234' });
+    expect(requests.getAttribute('href')).toBe(`/logs?gateId=${support.id}&range=24h`);
+    const cells = (name: string) =>
+      Array.from(
+        (screen.getByRole('link', { name }).closest('tr') as HTMLElement).querySelectorAll('td'),
+        (cell) => cell.textContent,
+      );
+    expect(cells('Support bot').slice(5, 9)).toEqual(['1,234', '56', '$7.50', '420 ms / 1,800 ms']);
+    expect(cells('Coding agent').slice(5, 9)).toEqual(['0', '0', '$0.00', '—']);
+    const statsQueries = sent.filter((call) => call.operation === 'GateStats');
+    expect(statsQueries).toHaveLength(1);
+    expect(statsQueries[0]?.variables.gateIds).toEqual([support.id, agent.id]);
   });
 });

@@ -4,8 +4,10 @@ import { useQuery } from 'urql';
 import { Link, useSearch } from 'wouter';
 import { graphql, type ResultOf } from '../graphql.ts';
 import { fromEnum } from '../graphqlEnums.ts';
+import { formatCount, formatUsd } from '../logs/format.ts';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
 import { useTitle } from '../ui/useTitle.ts';
+import { type GateFigures, latencyText, useGateStats } from './GateStats.tsx';
 import { SpendingCell } from './SpendingNotice.tsx';
 
 const PAGE_SIZE = 25;
@@ -68,6 +70,9 @@ export function GatesPage() {
   });
 
   const connection = data?.gates;
+  // The page's figures in one query beside the list, not one per gate.
+  const ids = useMemo(() => connection?.edges.map(({ node }) => node.id) ?? [], [connection]);
+  const stats = useGateStats(ids);
   const firstPage = !('after' in variables) && !('before' in variables);
 
   return (
@@ -104,12 +109,22 @@ export function GatesPage() {
                   <th>Model</th>
                   <th>Routing</th>
                   <th>Spending</th>
+                  <th className="numeric">
+                    Requests <span className="muted small">24 h</span>
+                  </th>
+                  <th className="numeric">Errors</th>
+                  <th className="numeric">Cost</th>
+                  <th className="numeric">p50 / p95</th>
                   <th>Tags</th>
                 </tr>
               </thead>
               <tbody>
                 {connection.edges.map(({ node }) => (
-                  <GateTableRow key={node.id} gate={node} />
+                  <GateTableRow
+                    key={node.id}
+                    gate={node}
+                    stats={stats.loaded ? (stats.byGate.get(node.id) ?? null) : undefined}
+                  />
                 ))}
               </tbody>
             </table>
@@ -132,7 +147,10 @@ export function GatesPage() {
   );
 }
 
-function GateTableRow({ gate }: { gate: GateRow }) {
+/** `stats`: the gate's figures, null when it had no traffic, undefined while they load. */
+function GateTableRow({ gate, stats }: { gate: GateRow; stats: GateFigures | null | undefined }) {
+  const figure = (value: (s: GateFigures) => string, none: string) =>
+    stats === undefined ? <span className="muted">…</span> : stats === null ? none : value(stats);
   return (
     <tr>
       <td data-label="Name">
@@ -161,6 +179,24 @@ function GateTableRow({ gate }: { gate: GateRow }) {
       <td data-label="Routing">{fromEnum(ROUTING_STRATEGIES, gate.routingStrategy)}</td>
       <td data-label="Spending">
         <SpendingCell gate={gate} />
+      </td>
+      <td data-label="Requests" className="numeric">
+        {stats ? (
+          <Link href={`/logs?${new URLSearchParams({ gateId: gate.id, range: '24h' })}`}>
+            {formatCount(stats.requests)}
+          </Link>
+        ) : (
+          figure(() => '', '0')
+        )}
+      </td>
+      <td data-label="Errors" className="numeric">
+        {figure((s) => formatCount(s.errors), '0')}
+      </td>
+      <td data-label="Cost" className="numeric">
+        {figure((s) => formatUsd(s.costUsd), '$0.00')}
+      </td>
+      <td data-label="p50 / p95" className="numeric">
+        {figure((s) => latencyText(s), '—')}
       </td>
       <td data-label="Tags">
         <div className="tags">

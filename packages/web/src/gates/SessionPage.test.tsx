@@ -10,7 +10,7 @@ import { Sessions } from './Sessions.tsx';
 const GATE_ID = '1f2e3d4c-5b6a-4789-8abc-def012345678';
 type Variables = Record<string, unknown>;
 
-const entry = (n: number, action: string | null, toolCalls: unknown) => ({
+const entry = (n: number, action: string | null, toolCalls: unknown, fields: Variables = {}) => ({
   __typename: 'LogEntry',
   id: `log-${n}`,
   createdAt: `2026-11-23T10:0${n}:00.000Z`,
@@ -26,10 +26,32 @@ const entry = (n: number, action: string | null, toolCalls: unknown) => ({
   totalTokens: 15,
   costUsd: 0.0012,
   latencyMs: 42,
+  stepInput: `user: step ${n}`,
+  stepOutput: `answer ${n}`,
+  ...fields,
 });
 
-function fakeGraphQL() {
-  let status = 'ACTIVE';
+/** Eight requests refused before reaching a provider, as issue 29 found them. */
+const REFUSED = {
+  status: 'FAILING',
+  requestCount: 0,
+  refusedCount: 8,
+  entries: Array.from({ length: 8 }, (_, i) =>
+    entry(i + 1, null, null, {
+      success: false,
+      statusCode: 400,
+      errorMessage: 'name the step with the x-gatehouse-action header',
+      modelUsed: null,
+      stepOutput: null,
+      costUsd: 0,
+    }),
+  ),
+};
+
+function fakeGraphQL(
+  given: { status?: string; requestCount?: number; refusedCount?: number; entries?: unknown[] } = {},
+) {
+  let status = given.status ?? 'ACTIVE';
   const sent: { operation: string; variables: Variables }[] = [];
   const session = () => ({
     __typename: 'AgentSession',
@@ -39,7 +61,8 @@ function fakeGraphQL() {
     topic: 'Plan a trip',
     spendingCurrent: 0.0024,
     sessionSpendingLimit: 1,
-    requestCount: 2,
+    requestCount: given.requestCount ?? 2,
+    refusedCount: given.refusedCount ?? 0,
     promptTokens: 20,
     completionTokens: 10,
     firstRequestAt: '2026-11-23T10:01:00.000Z',
@@ -49,13 +72,9 @@ function fakeGraphQL() {
     toolsCalled: ['web_search'],
     requests: {
       __typename: 'AgentSessionRequestsConnection',
-      edges: [
-        {
-          __typename: 'AgentSessionRequestsConnectionEdge',
-          node: entry(1, 'search', [{ name: 'web_search' }]),
-        },
-        { __typename: 'AgentSessionRequestsConnectionEdge', node: entry(2, null, null) },
-      ],
+      edges: (given.entries ?? [entry(1, 'search', [{ name: 'web_search' }]), entry(2, null, null)]).map(
+        (node) => ({ __typename: 'AgentSessionRequestsConnectionEdge', node }),
+      ),
       pageInfo: { __typename: 'PageInfo', hasNextPage: false },
     },
   });
@@ -137,6 +156,9 @@ describe('an agent gate’s sessions', () => {
     expect(items[0]?.textContent).toContain('action search');
     expect(items[0]?.textContent).toContain('Tool calls');
     expect(items[1]?.textContent).toContain('no action');
+    // Each step says what went in and what came out.
+    expect(within(items[0] as HTMLElement).getByText('user: step 1')).toBeTruthy();
+    expect(within(items[0] as HTMLElement).getByText('answer 1')).toBeTruthy();
     expect(graphql.sent[0]?.variables).toMatchObject({ gateId: GATE_ID, key: 'run/1 a' });
 
     await user.click(screen.getByRole('button', { name: 'End session' }));
@@ -146,5 +168,18 @@ describe('an agent gate’s sessions', () => {
     expect(graphql.sent.filter((call) => call.operation === 'EndSession').map((c) => c.variables)).toEqual([
       { gateId: GATE_ID, key: 'run/1 a' },
     ]);
+  });
+
+  it('shows a session of refused requests: each of them, counted, and the session failing', async () => {
+    renderAt(`/gates/${GATE_ID}/session?key=${encodeURIComponent('run/1 a')}`, fakeGraphQL(REFUSED));
+
+    const timeline = await screen.findByRole('list', { name: 'Session requests' });
+    const items = within(timeline).getAllByRole('listitem');
+    expect(items).toHaveLength(8);
+    expect(items.every((item) => item.textContent?.includes('failed 400'))).toBe(true);
+    expect(within(items[0] as HTMLElement).getByText('user: step 1')).toBeTruthy();
+    expect(screen.queryByText('No request is logged for this session.')).toBeNull();
+    expect(screen.getByText('8 (8 refused before reaching a provider)')).toBeTruthy();
+    expect(screen.getByRole('heading', { level: 1 }).textContent).toContain('failing');
   });
 });

@@ -23,6 +23,7 @@ const SessionPageQuery = graphql(`
       spendingCurrent
       sessionSpendingLimit
       requestCount
+      refusedCount
       promptTokens
       completionTokens
       firstRequestAt
@@ -40,6 +41,8 @@ const SessionPageQuery = graphql(`
             success
             statusCode
             errorMessage
+            stepInput
+            stepOutput
             toolCalls
             toolResults
             promptTokens
@@ -139,7 +142,11 @@ export function SessionPage() {
             : ` of ${formatUsd(session.sessionSpendingLimit)}`}
         </dd>
         <dt>Requests</dt>
-        <dd>{formatCount(session.requestCount)}</dd>
+        <dd>
+          {formatCount(session.requestCount + session.refusedCount)}
+          {session.refusedCount > 0 &&
+            ` (${formatCount(session.refusedCount)} refused before reaching a provider)`}
+        </dd>
         <dt>Tokens</dt>
         <dd>
           {formatCount(session.promptTokens)} in · {formatCount(session.completionTokens)} out
@@ -193,6 +200,8 @@ export function SessionPage() {
               {formatMs(request.latencyMs)} · <Link href={`/logs/${request.id}`}>log entry</Link>
             </p>
             {request.errorMessage && <p className="field-error">{request.errorMessage}</p>}
+            <StepText label="Input" text={request.stepInput} />
+            <StepText label="Output" text={request.stepOutput} />
             {hasJson(request.toolCalls) && (
               <details>
                 <summary>Tool calls</summary>
@@ -212,6 +221,17 @@ export function SessionPage() {
         <p className="muted">The first {REQUESTS} requests are shown; the logs hold the rest.</p>
       )}
     </section>
+  );
+}
+
+/** What went into or came out of a step, as text; nothing when the step has none. */
+function StepText({ label, text }: { label: string; text: string | null }) {
+  if (text === null) return null;
+  return (
+    <div className="step-text">
+      <span className="muted small">{label}</span>
+      <pre className="wrap">{text}</pre>
+    </div>
   );
 }
 

@@ -22,6 +22,7 @@ const GateSessionsQuery = graphql(`
           spendingCurrent
           sessionSpendingLimit
           requestCount
+          refusedCount
           lastRequestAt
         }
       }
@@ -105,7 +106,10 @@ export function Sessions({ gateId, active }: { gateId: string; active: boolean }
                       ` of ${formatUsd(session.sessionSpendingLimit)}`}
                   </td>
                   <td data-label="Requests" className="numeric">
-                    {formatCount(session.requestCount)}
+                    {formatCount(session.requestCount + session.refusedCount)}
+                    {session.refusedCount > 0 && (
+                      <div className="muted small">{formatCount(session.refusedCount)} refused</div>
+                    )}
                   </td>
                   <td data-label="Last activity">{formatDateTime(session.lastRequestAt)}</td>
                 </tr>

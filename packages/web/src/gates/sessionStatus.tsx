@@ -1,11 +1,12 @@
 import { SESSION_STATUSES } from '@gatehouse/rules/agent';
 import { fromEnum } from '../graphqlEnums.ts';
 
-export type SessionStatusEnum = 'ACTIVE' | 'IDLE' | 'COMPLETED' | 'RUNAWAY' | 'BUDGET_EXCEEDED';
+export type SessionStatusEnum = 'ACTIVE' | 'IDLE' | 'FAILING' | 'COMPLETED' | 'RUNAWAY' | 'BUDGET_EXCEEDED';
 
 const BADGE: Record<SessionStatusEnum, string> = {
   ACTIVE: 'ok',
   IDLE: 'neutral',
+  FAILING: 'danger',
   COMPLETED: 'info',
   RUNAWAY: 'danger',
   BUDGET_EXCEEDED: 'warning',

@@ -55,7 +55,18 @@ export function OverviewCharts({ points, bucket }: { points: ChartPoint[]; bucke
 
   return (
     <div className="charts">
-      <Chart title="Requests" wide>
+      <Chart
+        title="Requests"
+        wide
+        table={{
+          points,
+          bucket,
+          columns: [
+            ['Succeeded', (p) => formatCount(p.successes)],
+            ['Failed', (p) => formatCount(p.errors)],
+          ],
+        }}
+      >
         <BarChart data={points} margin={{ top: 8, right: 8, bottom: 0, left: 0 }}>
           {grid}
           {xAxis}
@@ -66,7 +77,7 @@ export function OverviewCharts({ points, bucket }: { points: ChartPoint[]; bucke
           <Bar dataKey="errors" name="Failed" stackId="requests" fill={COLORS.error} />
         </BarChart>
       </Chart>
-      <Chart title="Cost (USD)">
+      <Chart title="Cost (USD)" table={{ points, bucket, columns: [['Cost', (p) => formatUsd(p.costUsd)]] }}>
         <BarChart data={points} margin={{ top: 8, right: 8, bottom: 0, left: 0 }}>
           {grid}
           {xAxis}
@@ -74,7 +85,18 @@ export function OverviewCharts({ points, bucket }: { points: ChartPoint[]; bucke
           <Bar dataKey="costUsd" name="Cost" fill={COLORS.cost} />
         </BarChart>
       </Chart>
-      <Chart title="Latency" empty={anyLatency ? undefined : 'No latency to show in this window.'}>
+      <Chart
+        title="Latency"
+        empty={anyLatency ? undefined : 'No latency to show in this window.'}
+        table={{
+          points,
+          bucket,
+          columns: [
+            ['p50', (p) => (p.p50LatencyMs === null ? '—' : formatMs(p.p50LatencyMs))],
+            ['p95', (p) => (p.p95LatencyMs === null ? '—' : formatMs(p.p95LatencyMs))],
+          ],
+        }}
+      >
         <LineChart data={points} margin={{ top: 8, right: 8, bottom: 0, left: 0 }}>
           {grid}
           {xAxis}
@@ -97,16 +119,28 @@ export function OverviewCharts({ points, bucket }: { points: ChartPoint[]; bucke
   );
 }
 
+type ChartTable = {
+  points: ChartPoint[];
+  bucket: Bucket;
+  columns: [string, (point: ChartPoint) => string][];
+};
+
+/**
+ * A chart named by its title, with its data as a table under it ("Show data"), for a screen
+ * reader and for anyone who wants the figures.
+ */
 function Chart({
   title,
   wide = false,
   empty,
+  table,
   children,
 }: {
   title: string;
   wide?: boolean;
   /** Shown instead of the chart when there is nothing to draw. */
   empty?: string | undefined;
+  table: ChartTable;
   children: ReactElement;
 }) {
   return (
@@ -115,9 +149,43 @@ function Chart({
       {empty ? (
         <p className="muted chart-empty">{empty}</p>
       ) : (
-        <ResponsiveContainer width="100%" height={HEIGHT}>
-          {children}
-        </ResponsiveContainer>
+        <div role="img" aria-label={`${title} chart; its data is in the table below`}>
+          <ResponsiveContainer width="100%" height={HEIGHT}>
+            {children}
+          </ResponsiveContainer>
+        </div>
+      )}
+      {!empty && (
+        <details className="chart-data">
+          <summary>Show data</summary>
+          <div className="table-wrap">
+            <table className="table compact">
+              <caption className="sr-only">{title}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">{table.bucket === 'HOUR' ? 'Hour' : 'Day'}</th>
+                  {table.columns.map(([name]) => (
+                    <th key={name} scope="col" className="numeric">
+                      {name}
+                    </th>
+                  ))}
+                </tr>
+              </thead>
+              <tbody>
+                {table.points.map((point) => (
+                  <tr key={point.time}>
+                    <th scope="row">{bucketLabel(point.time, table.bucket)}</th>
+                    {table.columns.map(([name, value]) => (
+                      <td key={name} className="numeric">
+                        {value(point)}
+                      </td>
+                    ))}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </details>
       )}
     </figure>
   );

@@ -1,4 +1,4 @@
-import { lazy, Suspense, useMemo, useState } from 'react';
+import { lazy, Suspense, useEffect, useMemo, useState } from 'react';
 import { useQuery } from 'urql';
 import { Link, useLocation, useSearch } from 'wouter';
 import { graphql, type ResultOf } from '../graphql.ts';
@@ -8,6 +8,8 @@ import { ErrorBanner, Loading } from '../ui/status.tsx';
 import { useTitle } from '../ui/useTitle.ts';
 import {
   fillSeries,
+  filtersFromSearch,
+  type OverviewFilters,
   type OverviewWindow,
   WINDOW_LABELS,
   WINDOWS,
@@ -18,23 +20,52 @@ import {
 import { SendFirstRequest } from './SendFirstRequest.tsx';
 import { SpendingBreakdownFragment, SpendingPanels } from './SpendingBreakdown.tsx';
 
-// The chart library is most of the bundle: it loads with the overview, not before sign-in.
-const OverviewCharts = lazy(() =>
-  import('./OverviewCharts.tsx').then((m) => ({ default: m.OverviewCharts })),
-);
+// The chart library is most of the bundle: its own chunk, loaded by the overview only. The page
+// asks for it as it opens, beside its query, so the charts need not wait for the figures first.
+const chartsChunk = () => import('./OverviewCharts.tsx');
+const OverviewCharts = lazy(() => chartsChunk().then((m) => ({ default: m.OverviewCharts })));
 
 const OverviewQuery = graphql(
   `
-  query Overview($since: DateTime!, $until: DateTime!, $bucket: LogSeriesBucket!) {
-    overview(since: $since, until: $until) {
+  query Overview(
+    $since: DateTime!
+    $until: DateTime!
+    $bucket: LogSeriesBucket!
+    $gateId: ID
+    $model: String
+    $apiKeyId: ID
+    $endUser: String
+  ) {
+    overview(
+      since: $since
+      until: $until
+      gateId: $gateId
+      model: $model
+      apiKeyId: $apiKeyId
+      endUser: $endUser
+    ) {
       totalRequests
       failedRequests
+      failuresByClass {
+        providerError
+        limitRefusal
+        rateLimit
+        clientError
+      }
       totalCostUsd
       avgLatencyMs
+      p50LatencyMs
+      p95LatencyMs
       activeGates
       recentRequests {
         id
         ...LogRow
+      }
+      byGate {
+        ...SpendingBreakdown
+      }
+      byModel {
+        ...SpendingBreakdown
       }
       spendingByKey {
         ...SpendingBreakdown
@@ -43,7 +74,15 @@ const OverviewQuery = graphql(
         ...SpendingBreakdown
       }
     }
-    logSeries(since: $since, until: $until, bucket: $bucket) {
+    logSeries(
+      since: $since
+      until: $until
+      bucket: $bucket
+      gateId: $gateId
+      model: $model
+      apiKeyId: $apiKeyId
+      endUser: $endUser
+    ) {
       bucket
       since
       until
@@ -63,13 +102,17 @@ const OverviewQuery = graphql(
         }
       }
     }
-    gates(first: 1) {
+    gates(first: 100) {
       edges {
         node {
           id
           name
         }
       }
+    }
+    apiKeys {
+      id
+      name
     }
   }
 `,
@@ -81,15 +124,26 @@ type Overview = ResultOf<typeof OverviewQuery>['overview'];
 /** The landing page: totals, charts and the latest requests over the window the address names. */
 export function OverviewPage() {
   useTitle('Overview');
+  useEffect(() => {
+    chartsChunk().catch(() => {}); // a failed load is retried, and shown, by the lazy component
+  }, []);
   const search = useSearch();
   const [, navigate] = useLocation();
   const timeWindow = windowFromSearch(search);
+  const filters = useMemo(() => filtersFromSearch(search), [search]);
   const [refreshed, setRefreshed] = useState(0);
   // biome-ignore lint/correctness/useExhaustiveDependencies: `refreshed` is there to move "now"
   const variables = useMemo(() => {
     const now = Date.now();
-    return { ...windowVariables(timeWindow, now), until: new Date(now).toISOString() };
-  }, [timeWindow, refreshed]);
+    return {
+      ...windowVariables(timeWindow, now),
+      until: new Date(now).toISOString(),
+      gateId: filters.gateId ?? null,
+      model: filters.model ?? null,
+      apiKeyId: filters.apiKeyId ?? null,
+      endUser: filters.endUser ?? null,
+    };
+  }, [timeWindow, filters, refreshed]);
   const context = useMemo(() => ({ additionalTypenames: ['LogEntry'] }), []);
   const [{ data, fetching, error }, refetch] = useQuery({ query: OverviewQuery, variables, context });
   const refresh = () => {
@@ -113,13 +167,25 @@ export function OverviewPage() {
           <p className="muted">Requests, failures, spending and latency across your gates.</p>
         </div>
         <div className="page-actions">
-          <WindowPicker current={timeWindow} onPick={(option) => navigate(`/${windowSearch(option)}`)} />
+          <WindowPicker
+            current={timeWindow}
+            onPick={(option) => navigate(`/${windowSearch(option, filters)}`)}
+          />
           <button type="button" className="button" onClick={refresh} disabled={fetching}>
             Refresh
           </button>
         </div>
       </div>
 
+      {data && !neverUsed && (
+        <OverviewFilterForm
+          key={search}
+          filters={filters}
+          gates={data.gates.edges.map((edge) => edge.node)}
+          apiKeys={data.apiKeys}
+          onApply={(next) => navigate(`/${windowSearch(timeWindow, next)}`)}
+        />
+      )}
       {error && <ErrorBanner error={error} onRetry={refresh} />}
       {!data && fetching && <Loading what="the overview" />}
       {neverUsed && <SendFirstRequest gate={data.gates.edges[0]?.node} />}
@@ -138,6 +204,8 @@ export function OverviewPage() {
             </Suspense>
           )}
           <SpendingPanels
+            byGate={overview.byGate}
+            byModel={overview.byModel}
             byKey={overview.spendingByKey}
             byEndUser={overview.spendingByEndUser}
             timeWindow={timeWindow}
@@ -188,25 +256,123 @@ function WindowPicker({
   );
 }
 
-/** Requests, failures, cost, average latency and active gates over the window. */
+/** Why requests failed, as the overview splits them. */
+const FAILURE_CLASS_LABELS = [
+  ['providerError', 'Provider errors'],
+  ['limitRefusal', 'Limit refusals'],
+  ['rateLimit', 'Rate limited'],
+  ['clientError', 'Client errors'],
+] as const;
+
+/** Requests, failures (split by class), cost, latency and active gates over the window. */
 function Totals({ overview, timeWindow }: { overview: Overview; timeWindow: OverviewWindow }) {
+  const anyRequest = overview.totalRequests > 0;
   return (
-    <dl className="totals" aria-label={`Totals, ${WINDOW_LABELS[timeWindow].toLowerCase()}`}>
-      <Total term="Requests" value={formatCount(overview.totalRequests)} />
-      <Total
-        term="Failed"
-        value={formatCount(overview.failedRequests)}
-        note={
-          overview.totalRequests > 0
-            ? `${((overview.failedRequests / overview.totalRequests) * 100).toFixed(1)}% of requests`
-            : undefined
-        }
-        danger={overview.failedRequests > 0}
-      />
-      <Total term="Cost" value={formatUsd(overview.totalCostUsd)} />
-      <Total term="Avg latency" value={overview.totalRequests > 0 ? formatMs(overview.avgLatencyMs) : '—'} />
-      <Total term="Active gates" value={formatCount(overview.activeGates)} />
-    </dl>
+    <>
+      <dl className="totals" aria-label={`Totals, ${WINDOW_LABELS[timeWindow].toLowerCase()}`}>
+        <Total term="Requests" value={formatCount(overview.totalRequests)} />
+        <Total
+          term="Failed"
+          value={formatCount(overview.failedRequests)}
+          note={
+            overview.totalRequests > 0
+              ? `${((overview.failedRequests / overview.totalRequests) * 100).toFixed(1)}% of requests`
+              : undefined
+          }
+          danger={overview.failedRequests > 0}
+        />
+        <Total term="Cost" value={formatUsd(overview.totalCostUsd)} />
+        <Total term="Avg latency" value={anyRequest ? formatMs(overview.avgLatencyMs) : '—'} />
+        <Total
+          term="p50 / p95 latency"
+          value={
+            overview.p50LatencyMs !== null && overview.p95LatencyMs !== null
+              ? `${formatMs(overview.p50LatencyMs)} / ${formatMs(overview.p95LatencyMs)}`
+              : '—'
+          }
+        />
+        <Total term="Active gates" value={formatCount(overview.activeGates)} />
+      </dl>
+      {overview.failedRequests > 0 && (
+        <dl className="failure-classes" aria-label="Failed requests by class">
+          {FAILURE_CLASS_LABELS.map(([field, label]) => (
+            <div key={field} className="failure-class">
+              <dt>{label}</dt>
+              <dd>{formatCount(overview.failuresByClass[field])}</dd>
+            </div>
+          ))}
+        </dl>
+      )}
+    </>
+  );
+}
+
+/** The overview's filters: a gate, a model, an API key, an end user; applied to the address. */
+function OverviewFilterForm({
+  filters,
+  gates,
+  apiKeys,
+  onApply,
+}: {
+  filters: OverviewFilters;
+  gates: readonly { id: string; name: string }[];
+  apiKeys: readonly { id: string; name: string }[];
+  onApply: (filters: OverviewFilters) => void;
+}) {
+  const [draft, setDraft] = useState<OverviewFilters>(filters);
+  const set = (name: keyof OverviewFilters) => (event: { target: { value: string } }) =>
+    setDraft((d) => ({ ...d, [name]: event.target.value }));
+  const active = Object.values(filters).some(Boolean);
+  return (
+    <form
+      className="filters"
+      aria-label="Overview filters"
+      onSubmit={(event) => {
+        event.preventDefault();
+        onApply(draft);
+      }}
+    >
+      <label className="field">
+        <span>Gate</span>
+        <select value={draft.gateId ?? ''} onChange={set('gateId')}>
+          <option value="">All gates</option>
+          {gates.map((gate) => (
+            <option key={gate.id} value={gate.id}>
+              {gate.name}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="field">
+        <span>Model</span>
+        <input type="text" value={draft.model ?? ''} onChange={set('model')} placeholder="Any model" />
+      </label>
+      <label className="field">
+        <span>API key</span>
+        <select value={draft.apiKeyId ?? ''} onChange={set('apiKeyId')}>
+          <option value="">All keys</option>
+          {apiKeys.map((key) => (
+            <option key={key.id} value={key.id}>
+              {key.name}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="field">
+        <span>End user</span>
+        <input type="text" value={draft.endUser ?? ''} onChange={set('endUser')} placeholder="Any end user" />
+      </label>
+      <div className="filter-actions">
+        <button type="submit" className="button">
+          Apply
+        </button>
+        {active && (
+          <button type="button" className="button" onClick={() => onApply({})}>
+            Clear filters
+          </button>
+        )}
+      </div>
+    </form>
   );
 }
 

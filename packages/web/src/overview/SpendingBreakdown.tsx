@@ -1,11 +1,11 @@
 /**
- * The overview's spending by API key and by end user over its window: the top spenders, most
+ * The overview's figures by gate, model, API key and end user over its window: the top ones, most
  * expensive first, each a link to its requests in the logs, and the rest summed as "other".
  */
 import { type FragmentOf, readFragment } from 'gql.tada';
 import { Link } from 'wouter';
 import { graphql, type ResultOf } from '../graphql.ts';
-import { formatCount, formatUsd } from '../logs/format.ts';
+import { formatCount, formatMs, formatUsd } from '../logs/format.ts';
 import { type LogFilters, logsSearch } from '../logs/logSearch.ts';
 import type { OverviewWindow } from './overviewWindow.ts';
 
@@ -15,11 +15,15 @@ export const SpendingBreakdownFragment = graphql(`
       id
       name
       requests
+      errors
       costUsd
+      p50LatencyMs
+      p95LatencyMs
     }
     other {
       count
       requests
+      errors
       costUsd
     }
   }
@@ -28,20 +32,40 @@ export const SpendingBreakdownFragment = graphql(`
 type Breakdown = ResultOf<typeof SpendingBreakdownFragment>;
 type Share = Breakdown['top'][number];
 
-/** The two tables side by side. */
+type BreakdownRef = FragmentOf<typeof SpendingBreakdownFragment>;
+
+/** The four tables, two by two. */
 export function SpendingPanels({
+  byGate,
+  byModel,
   byKey,
   byEndUser,
   timeWindow,
 }: {
-  byKey: FragmentOf<typeof SpendingBreakdownFragment>;
-  byEndUser: FragmentOf<typeof SpendingBreakdownFragment>;
+  byGate: BreakdownRef;
+  byModel: BreakdownRef;
+  byKey: BreakdownRef;
+  byEndUser: BreakdownRef;
   timeWindow: OverviewWindow;
 }) {
   const logsOf = (filters: LogFilters) =>
     `/logs${logsSearch({ filters: { ...filters, range: timeWindow }, back: [] })}`;
   return (
     <div className="spending-panels">
+      <SpendingTable
+        title="By gate"
+        column="Gate"
+        breakdown={readFragment(SpendingBreakdownFragment, byGate)}
+        label={(s) => s.name ?? (s.id ? s.id.slice(0, 8) : 'No gate')}
+        href={(s) => (s.id ? logsOf({ gateId: s.id }) : null)}
+      />
+      <SpendingTable
+        title="By model"
+        column="Model"
+        breakdown={readFragment(SpendingBreakdownFragment, byModel)}
+        label={(s) => s.id ?? 'None'}
+        href={(s) => (s.id ? `/logs?${new URLSearchParams({ model: s.id, range: timeWindow })}` : null)}
+      />
       <SpendingTable
         title="Spending by API key"
         column="Key"
@@ -89,7 +113,13 @@ function SpendingTable({
                   Requests
                 </th>
                 <th scope="col" className="numeric">
+                  Errors
+                </th>
+                <th scope="col" className="numeric">
                   Cost
+                </th>
+                <th scope="col" className="numeric">
+                  p50 / p95
                 </th>
               </tr>
             </thead>
@@ -108,8 +138,16 @@ function SpendingTable({
                     <td data-label="Requests" className="numeric">
                       {formatCount(share.requests)}
                     </td>
+                    <td data-label="Errors" className="numeric">
+                      {formatCount(share.errors)}
+                    </td>
                     <td data-label="Cost" className="numeric">
                       {formatUsd(share.costUsd)}
+                    </td>
+                    <td data-label="p50 / p95" className="numeric">
+                      {share.p50LatencyMs !== null && share.p95LatencyMs !== null
+                        ? `${formatMs(share.p50LatencyMs)} / ${formatMs(share.p95LatencyMs)}`
+                        : '—'}
                     </td>
                   </tr>
                 );
@@ -122,8 +160,14 @@ function SpendingTable({
                   <td data-label="Requests" className="numeric">
                     {formatCount(other.requests)}
                   </td>
+                  <td data-label="Errors" className="numeric">
+                    {formatCount(other.errors)}
+                  </td>
                   <td data-label="Cost" className="numeric">
                     {formatUsd(other.costUsd)}
+                  </td>
+                  <td data-label="p50 / p95" className="numeric muted">
+                    —
                   </td>
                 </tr>
               )}

@@ -26,8 +26,30 @@ export function windowFromSearch(search: string): OverviewWindow {
   return (WINDOWS as readonly (string | null)[]).includes(value) ? (value as OverviewWindow) : DEFAULT_WINDOW;
 }
 
-export function windowSearch(window: OverviewWindow): string {
-  return window === DEFAULT_WINDOW ? '' : `?window=${window}`;
+/** What the overview is narrowed to, named in the address beside the window. */
+export type OverviewFilters = { gateId?: string; model?: string; apiKeyId?: string; endUser?: string };
+export const FILTER_PARAMS = ['gateId', 'model', 'apiKeyId', 'endUser'] as const;
+
+export function filtersFromSearch(search: string): OverviewFilters {
+  const params = new URLSearchParams(search);
+  const filters: OverviewFilters = {};
+  for (const name of FILTER_PARAMS) {
+    const value = params.get(name)?.trim();
+    if (value) filters[name] = value;
+  }
+  return filters;
+}
+
+/** The address's query for a window and filters (the default window and empty filters left out). */
+export function windowSearch(window: OverviewWindow, filters: OverviewFilters = {}): string {
+  const params = new URLSearchParams();
+  if (window !== DEFAULT_WINDOW) params.set('window', window);
+  for (const name of FILTER_PARAMS) {
+    const value = filters[name];
+    if (value) params.set(name, value);
+  }
+  const query = params.toString();
+  return query ? `?${query}` : '';
 }
 
 /** The query's arguments: hourly points for a day, daily ones beyond. */

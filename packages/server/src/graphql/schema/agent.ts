@@ -93,9 +93,13 @@ const AgentSessionRef = builder.objectRef<SessionState>('AgentSession').implemen
     gateId: t.exposeID('gateId'),
     status: t.expose('status', {
       type: SessionStatus,
-      description: 'IDLE is computed: ACTIVE with no request for the gate’s sessionIdleMinutes',
+      description:
+        'IDLE and FAILING are computed: ACTIVE with no request for the gate’s sessionIdleMinutes, or whose latest request failed',
     }),
-    requestCount: t.exposeInt('requestCount'),
+    requestCount: t.exposeInt('requestCount', { description: 'Requests that reached a provider' }),
+    refusedCount: t.exposeInt('refusedCount', {
+      description: 'Requests refused before any provider call (a bad field, an unknown step, a limit)',
+    }),
     spendingCurrent: t.exposeFloat('spendingCurrent'),
     sessionSpendingLimit: t.exposeFloat('sessionSpendingLimit', { nullable: true }),
     promptTokens: t.exposeInt('promptTokens'),

@@ -3,6 +3,9 @@ import { GraphQLError } from 'graphql';
 import { renameIssuePaths, ValidationError } from '../../domain/errors.ts';
 import {
   encodeCursor,
+  type FailuresByClass,
+  type GateStats,
+  gateStats,
   getLog,
   type LogEntryDetail,
   type LogEntrySummary,
@@ -91,6 +94,18 @@ export const LogEntryRef = builder.objectRef<LogEntrySummary>('LogEntry').implem
     spendingWarning: t.exposeBoolean('spendingWarning'),
     stream: t.exposeBoolean('stream'),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    stepInput: t.string({
+      nullable: true,
+      description:
+        'What went in, as text (the last message, or the input); on a session’s requests only, else null',
+      resolve: (e) => ('input' in e ? (e.input as string | null) : null),
+    }),
+    stepOutput: t.string({
+      nullable: true,
+      description:
+        'What came out, as text (the answer, or the tools called); on a session’s requests only, else null',
+      resolve: (e) => ('output' in e ? (e.output as string | null) : null),
+    }),
     attempts: t.field({
       type: 'JSON',
       description: 'Each model tried: model, provider, ok, status, error, latencyMs (on log(id) only)',
@@ -131,32 +146,49 @@ export const LogEntryRef = builder.objectRef<LogEntrySummary>('LogEntry').implem
 });
 
 const SpendingShareRef = builder.objectRef<SpendingShare>('SpendingShare').implement({
-  description: 'What one API key or end user spent over the window',
+  description: 'One gate’s, model’s, API key’s or end user’s figures over the window',
   fields: (t) => ({
     id: t.exposeString('id', {
       nullable: true,
       description: 'The key’s id or the end user; null for requests with none (a key: the dashboard’s)',
     }),
-    name: t.exposeString('name', { nullable: true, description: 'A key’s name, as its newest entry has it' }),
+    name: t.exposeString('name', {
+      nullable: true,
+      description: 'A gate’s or key’s name, as its newest entry has it',
+    }),
     requests: t.exposeInt('requests'),
+    errors: t.exposeInt('errors', { description: 'Requests that failed or were refused' }),
     costUsd: t.exposeFloat('costUsd'),
+    p50LatencyMs: t.exposeInt('p50LatencyMs', { nullable: true }),
+    p95LatencyMs: t.exposeInt('p95LatencyMs', { nullable: true }),
   }),
 });
 
 const SpendingOtherRef = builder.objectRef<SpendingBreakdown['other']>('SpendingOther').implement({
-  description: 'The keys or end users past the top ones, summed',
+  description: 'The gates, models, keys or end users past the top ones, summed',
   fields: (t) => ({
     count: t.exposeInt('count', { description: 'How many they are' }),
     requests: t.exposeInt('requests'),
+    errors: t.exposeInt('errors'),
     costUsd: t.exposeFloat('costUsd'),
   }),
 });
 
 const SpendingBreakdownRef = builder.objectRef<SpendingBreakdown>('SpendingBreakdown').implement({
-  description: 'The top spenders over the window, most expensive first, and the rest summed',
+  description: 'The top ones over the window, most expensive first, and the rest summed',
   fields: (t) => ({
     top: t.field({ type: [SpendingShareRef], resolve: (b) => b.top }),
     other: t.field({ type: SpendingOtherRef, resolve: (b) => b.other }),
+  }),
+});
+
+const FailuresByClassRef = builder.objectRef<FailuresByClass>('FailuresByClass').implement({
+  description: 'Failed requests by why they failed; the four add up to failedRequests',
+  fields: (t) => ({
+    providerError: t.int({ description: 'The provider failed', resolve: (f) => f.provider_error }),
+    limitRefusal: t.int({ description: 'A spending limit refused', resolve: (f) => f.limit_refusal }),
+    rateLimit: t.int({ description: 'A rate limit refused', resolve: (f) => f.rate_limit }),
+    clientError: t.int({ description: 'The request was refused as sent', resolve: (f) => f.client_error }),
   }),
 });
 
@@ -165,22 +197,37 @@ const OverviewRef = builder.objectRef<Overview>('LogOverview').implement({
   fields: (t) => ({
     totalRequests: t.exposeInt('totalRequests'),
     failedRequests: t.exposeInt('failedRequests'),
+    failuresByClass: t.field({ type: FailuresByClassRef, resolve: (o) => o.failuresByClass }),
     totalCostUsd: t.exposeFloat('totalCostUsd'),
     avgLatencyMs: t.exposeInt('avgLatencyMs'),
+    p50LatencyMs: t.exposeInt('p50LatencyMs', { nullable: true }),
+    p95LatencyMs: t.exposeInt('p95LatencyMs', { nullable: true }),
     activeGates: t.exposeInt('activeGates', {
       description: 'Gates that served at least one request in the window',
     }),
     since: t.expose('since', { type: 'DateTime' }),
     until: t.expose('until', { type: 'DateTime' }),
     recentRequests: t.field({ type: [LogEntryRef], resolve: (o) => o.recentRequests }),
+    byGate: t.field({
+      type: SpendingBreakdownRef,
+      description: 'Requests, errors, cost and latency per gate over the window exactly',
+      resolve: (o) => o.byGate,
+    }),
+    byModel: t.field({
+      type: SpendingBreakdownRef,
+      description: 'Per model (the one that answered, else the one named) over the window exactly',
+      resolve: (o) => o.byModel,
+    }),
     spendingByKey: t.field({
       type: SpendingBreakdownRef,
-      description: 'Requests and cost per API key over the window exactly (from the entries)',
+      description:
+        'Requests, errors, cost and latency per API key over the window exactly (from the entries)',
       resolve: (o) => o.spendingByKey,
     }),
     spendingByEndUser: t.field({
       type: SpendingBreakdownRef,
-      description: 'Requests and cost per end user over the window exactly (from the entries)',
+      description:
+        'Requests, errors, cost and latency per end user over the window exactly (from the entries)',
       resolve: (o) => o.spendingByEndUser,
     }),
   }),
@@ -295,6 +342,36 @@ const LogSummaryRef = builder.objectRef<LogSummary>('LogSummary').implement({
   }),
 });
 
+/** The overview's and the series' filter: the log filter's gate, model, key, end user and window. */
+function overviewArgs(arg: ArgBuilder<Types>) {
+  const { gateId, model, apiKeyId, endUser, since, until } = logFilterArgs(arg);
+  return { gateId, model, apiKeyId, endUser, since, until };
+}
+
+function overviewFilterOf(args: LogFilterArgs) {
+  const { gateId, model, apiKeyId, endUser, since, until } = logFilterOf(args);
+  return {
+    ...(gateId && { gateId }),
+    ...(model !== undefined && { model }),
+    ...(apiKeyId && { apiKeyId }),
+    ...(endUser !== undefined && { endUser }),
+    ...(since && { since }),
+    ...(until && { until }),
+  };
+}
+
+const GateStatsRef = builder.objectRef<GateStats>('GateStats').implement({
+  description: 'One gate’s figures over a window',
+  fields: (t) => ({
+    gateId: t.exposeID('gateId'),
+    requests: t.exposeInt('requests'),
+    errors: t.exposeInt('errors', { description: 'Requests that failed or were refused' }),
+    costUsd: t.exposeFloat('costUsd'),
+    p50LatencyMs: t.exposeInt('p50LatencyMs', { nullable: true }),
+    p95LatencyMs: t.exposeInt('p95LatencyMs', { nullable: true }),
+  }),
+});
+
 builder.queryFields((t) => ({
   logSummary: t.field({
     type: LogSummaryRef,
@@ -347,24 +424,16 @@ builder.queryFields((t) => ({
   }),
   overview: t.field({
     type: OverviewRef,
-    description: 'Totals over a window (default: the last 30 days)',
-    args: { gateId: t.arg.id(), since: t.arg({ type: 'DateTime' }), until: t.arg({ type: 'DateTime' }) },
+    description: 'Totals over a window (default: the last 30 days), by gate, model, API key or end user',
+    args: overviewArgs(t.arg),
     resolve: (_root, args, ctx) =>
-      userInput(() =>
-        logOverview(requireActor(ctx).user.id, {
-          ...(args.gateId && { gateId: String(args.gateId) }),
-          ...(args.since && { since: iso(args.since) }),
-          ...(args.until && { until: iso(args.until) }),
-        }),
-      ),
+      userInput(() => logOverview(requireActor(ctx).user.id, overviewFilterOf(args))),
   }),
   logSeries: t.field({
     type: SeriesRef,
     description: 'Requests, errors, cost and p50/p95 latency per hour or day, for the charts',
     args: {
-      gateId: t.arg.id(),
-      since: t.arg({ type: 'DateTime' }),
-      until: t.arg({ type: 'DateTime' }),
+      ...overviewArgs(t.arg),
       bucket: t.arg({
         type: LogSeriesBucket,
         description: 'Default: HOUR for windows up to 3 days, else DAY',
@@ -373,10 +442,26 @@ builder.queryFields((t) => ({
     resolve: (_root, args, ctx) =>
       userInput(() =>
         logSeries(requireActor(ctx).user.id, {
-          ...(args.gateId && { gateId: String(args.gateId) }),
+          ...overviewFilterOf(args),
+          ...(args.bucket && { bucket: args.bucket }),
+        }),
+      ),
+  }),
+  gateStats: t.field({
+    type: [GateStatsRef],
+    description:
+      'Requests, errors, cost and p50/p95 latency of the gates named (or every gate with traffic) over a window (default: the last 24 hours), in one query',
+    args: {
+      gateIds: t.arg.idList(),
+      since: t.arg({ type: 'DateTime' }),
+      until: t.arg({ type: 'DateTime' }),
+    },
+    resolve: (_root, args, ctx) =>
+      userInput(() =>
+        gateStats(requireActor(ctx).user.id, {
+          ...(args.gateIds && { gateIds: args.gateIds.map(String) }),
           ...(args.since && { since: iso(args.since) }),
           ...(args.until && { until: iso(args.until) }),
-          ...(args.bucket && { bucket: args.bucket }),
         }),
       ),
   }),
