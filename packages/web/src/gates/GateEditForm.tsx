@@ -37,6 +37,7 @@ export function GateEditForm({
   architect,
   descriptionSuggestion,
   spendingNow,
+  worstCaseUsd = null,
   tryIt,
   subGates,
   sessions,
@@ -60,6 +61,8 @@ export function GateEditForm({
   descriptionSuggestion: ReactNode;
   /** The read-only spending figures shown under the limit. */
   spendingNow: ReactNode;
+  /** One request's least worst case on the saved gate (null: not a chat gate). */
+  worstCaseUsd?: number | null;
   tryIt: ReactNode;
   /** Agent gates only. */
   subGates: ReactNode;
@@ -115,7 +118,9 @@ export function GateEditForm({
           <RequestConfigTab form={form} />
         </div>
         <div {...panel('spending')}>
-          <SpendingFields form={form}>{spendingNow}</SpendingFields>
+          <SpendingFields form={form} worstCaseUsd={worstCaseUsd}>
+            {spendingNow}
+          </SpendingFields>
         </div>
         <SaveBar form={form} savedNotice={savedNotice} onDiscard={onDiscard} />
       </form>
