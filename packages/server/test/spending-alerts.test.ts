@@ -17,7 +17,6 @@ import {
   type NativeError,
   type OpenAIError,
   readGate,
-  say,
 } from './support/chat.ts';
 import { createGate, graphql, signUpUser, type TestUser } from './support/factories.ts';
 
@@ -160,7 +159,8 @@ describe('spending alerts to a webhook', () => {
     expect(alert.spentUsd as number).toBeGreaterThanOrEqual(limit);
     expect(Date.parse(alert.crossedAt as string)).not.toBeNaN();
     expect(call.body).toBe(delivery.payload);
-  });
+    // 40 requests at once, then polling: minutes on a loaded machine, seconds on a quiet one.
+  }, 180_000);
 
   it("retries after the receiver answers 500, to the account's default webhook, and records 2 attempts, delivered", async () => {
     const user = await signUpUser(app);
@@ -209,10 +209,7 @@ describe('spending alerts to a webhook', () => {
       lastError: 'answered HTTP 503',
       deliveredAt: null,
     });
-    // Every call that reached the receiver was one of the attempts (one may fail on the way instead).
-    const calls = hooks.at('/down').length;
-    expect(calls).toBeGreaterThan(1);
-    expect(calls).toBeLessThanOrEqual(app.config.webhooks.maxAttempts);
+    expect(hooks.at('/down')).toHaveLength(app.config.webhooks.maxAttempts);
   });
 
   it('refuses a webhook that is not an http(s) URL, naming the field, in REST and GraphQL', async () => {

@@ -118,6 +118,9 @@ export async function enqueueSpendingAlert(crossed: {
     entryId,
   };
   const id = randomUUID();
+  // The secret first: the row is due at once, and another process may claim it before a
+  // statement after the insert has run.
+  await signingSecretOf(gate.userId);
   const rows = await sql().query<{ id: string }>(
     `INSERT INTO spending_alert_deliveries (id, user_id, gate_id, url, payload, next_attempt_at)
      SELECT $1::uuid, u.id, $3::uuid, coalesce(g.spending_alert_webhook, u.spending_alert_webhook), $4, clock_timestamp()
@@ -126,9 +129,7 @@ export async function enqueueSpendingAlert(crossed: {
      RETURNING id`,
     [id, gate.userId, gate.id, JSON.stringify(alert)],
   );
-  if (rows.length === 0) return null;
-  await signingSecretOf(gate.userId);
-  return id;
+  return rows.length === 0 ? null : id;
 }
 
 export type Delivery = {
