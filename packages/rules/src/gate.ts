@@ -15,6 +15,7 @@ import {
   PROTO_KEY_MESSAGE,
   STORABLE_TEXT_MESSAGE,
 } from './storable.ts';
+import { webhookUrlSchema } from './webhooks.ts';
 
 export const TASK_TYPES = [
   'chat',
@@ -213,6 +214,8 @@ export const gateFieldSchemas = {
   spendingLimit: z.number().min(0).max(LIMITS.spendingLimit).nullable(),
   spendingLimitPeriod: z.enum(SPENDING_PERIODS),
   spendingEnforcement: z.enum(SPENDING_ENFORCEMENTS),
+  /** Where an alert goes when the limit is crossed; null: the account's default, if any. */
+  spendingAlertWebhook: webhookUrlSchema.nullable(),
   /** What any one end user (x-gatehouse-user, `user`, `metadata.user_id`) may spend per period. */
   endUserSpendingLimit: z.number().positive('must be more than 0').max(LIMITS.spendingLimit).nullable(),
   endUserSpendingLimitPeriod: z.enum(SPENDING_PERIODS),
@@ -276,6 +279,7 @@ export const GATE_DEFAULTS: Omit<GateSettings, 'name' | 'model' | 'taskType'> = 
   spendingLimit: null,
   spendingLimitPeriod: 'monthly',
   spendingEnforcement: 'alert_only',
+  spendingAlertWebhook: null,
   endUserSpendingLimit: null,
   endUserSpendingLimitPeriod: 'monthly',
   rateLimitRpm: null,

@@ -94,6 +94,12 @@ const envSchema = z.object({
     .int()
     .refine((ms) => ms === 0 || (ms >= 1000 && ms <= 86_400_000), 'must be 0 (off) or 1000 to 86400000')
     .default(60_000),
+  // Spending alerts to webhooks: the first retry's delay (doubled each time), the attempts in
+  // all, how often a process looks for deliveries due, and one attempt's time.
+  GATEHOUSE_WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(1).max(3_600_000).default(30_000),
+  GATEHOUSE_WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(8),
+  GATEHOUSE_WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(3_600_000).default(5_000),
+  GATEHOUSE_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   GATEHOUSE_VIDEO_WAIT_MS: z.coerce.number().int().min(0).max(600_000).default(60_000),
   GATEHOUSE_VIDEO_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(600_000),
   GATEHOUSE_MAX_CHAT_BODY_BYTES: z.coerce
@@ -230,6 +236,8 @@ export type Config = {
    * how often a process looks for gates whose re-analysis is due.
    */
   architect: { model: string | undefined; intervalMs: number };
+  /** Spending alerts to webhooks (domain/webhooks.ts): retries, polling, one attempt's time. */
+  webhooks: { retryBaseMs: number; maxAttempts: number; pollMs: number; timeoutMs: number };
   /** POST /v3/video answers within this, or 202 with a job; each video attempt's own deadline. */
   video: { waitMs: number; timeoutMs: number };
   maxChatBodyBytes: number;
@@ -317,6 +325,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     attemptTimeoutMs: e.GATEHOUSE_ATTEMPT_TIMEOUT_MS,
     transactionTimeoutMs: e.GATEHOUSE_TRANSACTION_TIMEOUT_MS,
     architect: { model: e.GATEHOUSE_ARCHITECT_MODEL, intervalMs: e.GATEHOUSE_ARCHITECT_INTERVAL_MS },
+    webhooks: {
+      retryBaseMs: e.GATEHOUSE_WEBHOOK_RETRY_BASE_MS,
+      maxAttempts: e.GATEHOUSE_WEBHOOK_MAX_ATTEMPTS,
+      pollMs: e.GATEHOUSE_WEBHOOK_POLL_MS,
+      timeoutMs: e.GATEHOUSE_WEBHOOK_TIMEOUT_MS,
+    },
     video: { waitMs: e.GATEHOUSE_VIDEO_WAIT_MS, timeoutMs: e.GATEHOUSE_VIDEO_TIMEOUT_MS },
     maxChatBodyBytes: e.GATEHOUSE_MAX_CHAT_BODY_BYTES,
     logClientBodyBytes: e.GATEHOUSE_LOG_CLIENT_BODY_BYTES,

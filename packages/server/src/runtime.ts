@@ -10,6 +10,7 @@ import { redis } from './db/redis.ts';
 import type { ArchitectDeps } from './domain/architect.ts';
 import { createModelNames, type ModelNames, modelProblem } from './domain/catalog.ts';
 import type { SpendingCounters } from './domain/spending.ts';
+import { enqueueSpendingAlert, startWebhookDeliveries } from './domain/webhooks.ts';
 import { createProviderRegistry } from './providers/registry.ts';
 
 /** The long-lived parts of the data plane; close() flushes what they still hold. */
@@ -44,7 +45,20 @@ export function createRuntime(
     : sql().kind === 'pglite'
       ? new LocalLedger()
       : createSqlLedger();
+  // Spending alerts: written off the request's path, sent by whichever process claims them.
+  const webhooks = startWebhookDeliveries(config.webhooks);
+  const enqueuing = new Set<Promise<void>>();
   const dataPlane = createDataPlane({
+    spendingCrossed: (crossed) => {
+      const written: Promise<void> = enqueueSpendingAlert(crossed).then(
+        (id) => {
+          if (id) webhooks.kick();
+        },
+        (error) => console.error('webhooks: could not write the alert of gate', crossed.gate.id, error),
+      );
+      enqueuing.add(written);
+      void written.finally(() => enqueuing.delete(written));
+    },
     providers,
     models,
     logs,
@@ -63,6 +77,8 @@ export function createRuntime(
     // The log queue first (its entries are what the ledger's counters are checked against), and
     // each part's failure reported, not thrown: shutdown must reach the end, the database's close.
     close: async () => {
+      await Promise.all(enqueuing);
+      await webhooks.close();
       await logs
         .close()
         .catch((error) => console.error('logs: could not write every entry before closing', error));

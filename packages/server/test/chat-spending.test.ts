@@ -180,15 +180,18 @@ describe.each(LEDGERS)('on %s', (_ledger, env) => {
       expect(refused.status).toBe(402);
       const body = (await refused.json()) as NativeError & { error: { details?: Record<string, unknown> } };
       expect(body.error.code).toBe('spending_limit_exceeded');
-      expect(body.error.message).toMatch(/this request's worst case \$[\d.]+ exceeds what is left/);
+      // The limit itself is below this request's worst case: the 402 says so, with both figures.
+      expect(body.error.message).toContain(`spending limit of $${limit} is below this request's worst case`);
       expect(body.error.message).toContain(gate.name);
       expect(body.error.details).toMatchObject({
         scope: 'gate',
         gateId: gate.id,
-        reason: 'request_exceeds_remaining',
+        reason: 'limit_below_request',
         limitUsd: limit,
         remainingUsd: limit,
+        spentUsd: 0,
       });
+      expect(body.error.details?.worstCaseUsd).toBeCloseTo(bigWorst, 10);
       // Refused before any provider was called: nothing spent, the limit not reached, the gate active.
       const after = await readGate(app, user, gate.id);
       expect(after.spendingCurrent).toBe(0);

@@ -250,3 +250,23 @@ export function worstCaseCost(models: string[], params: ChatParams): number {
     ),
   );
 }
+
+/**
+ * The least any one request on a chat gate can have as its worst case: worstCaseCost with the
+ * gate's own part of every request (its system prompt) and its output cap (DEFAULT_MAX_OUTPUT_TOKENS
+ * when unset), on its dearest model. A block limit below it refuses every request that keeps
+ * the gate's cap. Null for other task types, whose worst case is all input (images, seconds, pages).
+ */
+export function gateRequestWorstCase(gate: {
+  taskType: string;
+  model: string;
+  fallbackModels: string[];
+  systemPrompt: string | null;
+  maxTokens: number | null;
+}): number | null {
+  if (gate.taskType !== 'chat') return null;
+  return worstCaseCost([gate.model, ...gate.fallbackModels], {
+    messages: gate.systemPrompt ? [{ role: 'system', content: gate.systemPrompt }] : [],
+    ...(gate.maxTokens !== null && { maxTokens: gate.maxTokens }),
+  });
+}

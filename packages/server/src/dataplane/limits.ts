@@ -120,23 +120,49 @@ function labelOf(scope: Extract<LimitScope, { kind: 'gate' }>): string {
   return `Gate ${name}`;
 }
 
+/**
+ * Why a limit refused, of three: the limit itself is below this request's worst case (no amount
+ * of waiting lets it pass: the figures name both), the limit is reached (spent so far and the
+ * limit), or this request's worst case does not fit in what is left.
+ */
+export type RefusalReason = 'limit_below_request' | 'limit_reached' | 'request_exceeds_remaining';
+
+export function refusalReason(refusal: Refusal, worstCase: number): RefusalReason {
+  if (worstCase > refusal.limit) return 'limit_below_request';
+  return refusal.reached ? 'limit_reached' : 'request_exceeds_remaining';
+}
+
+function refusalMessage(label: string, period: string, refusal: Refusal, worstCase: number): string {
+  const resets = period === 'total' ? '' : ', or wait for the period to reset';
+  switch (refusalReason(refusal, worstCase)) {
+    case 'limit_below_request':
+      return `${label}: its ${period} spending limit of ${usd(refusal.limit)} is below this request's worst case of ${usd(worstCase)} (its prompt and output cap at the dearest model), so it is refused however little is spent; raise the limit above ${usd(worstCase)}, or send a smaller request (a shorter prompt, a lower maxTokens)`;
+    case 'limit_reached':
+      return `${label} has reached its ${period} spending limit: ${usd(refusal.spent)} spent (requests under way included) of ${usd(refusal.limit)}; raise or lift the limit${resets}`;
+    case 'request_exceeds_remaining':
+      return `${label}: this request's worst case ${usd(worstCase)} exceeds what is left of its ${period} spending limit (${usd(refusal.remaining)} of ${usd(refusal.limit)}, ${usd(refusal.spent)} spent); send a smaller request (a shorter prompt, a lower maxTokens) or raise the limit`;
+  }
+}
+
+const refusalFigures = (refusal: Refusal, worstCase: number) => ({
+  reason: refusalReason(refusal, worstCase),
+  limitUsd: refusal.limit,
+  spentUsd: refusal.spent,
+  remainingUsd: refusal.remaining,
+  worstCaseUsd: worstCase,
+});
+
 /** The 402 of a gate scope that refused: its limit reached, or this request too big for what is left. */
 function refusedBy(scope: Extract<LimitScope, { kind: 'gate' }>, refusal: Refusal, worstCase: number) {
   const { gate } = scope;
   const label = labelOf(scope);
   const period = gate.spendingLimitPeriod;
-  const message = refusal.reached
-    ? `${label} has reached its ${period} spending limit of ${usd(refusal.limit)}; raise or lift the limit, or wait for the period to reset`
-    : `${label}: this request's worst case ${usd(worstCase)} exceeds what is left of its ${period} spending limit (${usd(refusal.remaining)} of ${usd(refusal.limit)}); send a smaller request (a shorter prompt, a lower maxTokens) or raise the limit`;
-  return new DomainError('spending_limit_exceeded', message, {
+  return new DomainError('spending_limit_exceeded', refusalMessage(label, period, refusal, worstCase), {
     scope: scope.role,
     gateId: gate.id,
     gateName: gate.name,
     ...(scope.via && { role: scope.via.role, agentGateId: scope.via.agent.id }),
-    reason: refusal.reached ? 'limit_reached' : 'request_exceeds_remaining',
-    limitUsd: refusal.limit,
-    remainingUsd: refusal.remaining,
-    worstCaseUsd: worstCase,
+    ...refusalFigures(refusal, worstCase),
   });
 }
 
@@ -154,15 +180,8 @@ function rowRefusal(
       ? `API key "${scope.key.name}"`
       : `End user "${scope.endUser}" of gate "${scope.gate.name}"`;
   const period = rowOf(scope).period;
-  const message = refusal.reached
-    ? `${label} has reached its ${period} spending limit of ${usd(refusal.limit)}; raise or lift the limit${period === 'total' ? '' : ', or wait for the period to reset'}`
-    : `${label}: this request's worst case ${usd(worstCase)} exceeds what is left of its ${period} spending limit (${usd(refusal.remaining)} of ${usd(refusal.limit)}); send a smaller request (a shorter prompt, a lower maxTokens) or raise the limit`;
-  const figures = {
-    reason: refusal.reached ? 'limit_reached' : 'request_exceeds_remaining',
-    limitUsd: refusal.limit,
-    remainingUsd: refusal.remaining,
-    worstCaseUsd: worstCase,
-  };
+  const message = refusalMessage(label, period, refusal, worstCase);
+  const figures = refusalFigures(refusal, worstCase);
   return scope.kind === 'key'
     ? new DomainError('key_spending_limit', message, {
         scope: 'key',
@@ -289,7 +308,8 @@ export async function chargeAll(
   costUsd: number,
 ) {
   let spendingWarning = false;
-  let spendingCrossed = false;
+  /** The alert_only gates this charge took over their limit, first in this period: alert once. */
+  const crossings: { gate: Gate; spent: number }[] = [];
   // Each reservation settled once: the first a scope made to the cost, later ones (top-ups before
   // a fallback) to nothing. A shared ledger's reservation spans several scopes; it is still one.
   const settlements = new Map<Reservation | RowReservation, number>();
@@ -324,12 +344,12 @@ export async function chargeAll(
         if (costUsd > 0 || gate.spendingLimit !== null) {
           const s = await ledger.add(gate.id, costUsd, gate.spendingLimit !== null);
           spendingWarning ||= s.overLimit;
-          spendingCrossed ||= s.crossed;
+          if (s.crossed) crossings.push({ gate, spent: s.current ?? Number(gate.spendingLimit) });
         }
       } catch (error) {
         console.error('spending: could not record', costUsd, 'USD for gate', gate.id, error);
       }
     }),
   );
-  return { spendingWarning, spendingCrossed };
+  return { spendingWarning, spendingCrossed: crossings.length > 0, crossings };
 }

@@ -105,7 +105,7 @@ export class LocalLedger implements SpendingLedger {
 
   async reserve(gateId: string, amount: number): Promise<Reserved> {
     const s = await this.load(gateId);
-    if (!s) return { refused: true, reached: true, remaining: 0, limit: 0 };
+    if (!s) return { refused: true, reached: true, remaining: 0, limit: 0, spent: 0 };
     roll(s, new Date());
     // A limit reached refuses even a request that costs nothing.
     if (
@@ -115,7 +115,7 @@ export class LocalLedger implements SpendingLedger {
     ) {
       // Too big for what is left refuses this request only; the status follows spending alone.
       const remaining = Math.max(0, s.limit - s.current);
-      return { refused: true, reached: remaining <= 0, remaining, limit: s.limit };
+      return { refused: true, reached: remaining <= 0, remaining, limit: s.limit, spent: s.current };
     }
     s.current += amount;
     follow(s);
@@ -152,7 +152,7 @@ export class LocalLedger implements SpendingLedger {
       (s.alertedAt === null || s.alertedAt.getTime() < s.periodStart.getTime());
     if (crossed) s.alertedAt = now;
     this.schedule();
-    return { overLimit, crossed };
+    return { overLimit, crossed, current: s.current };
   }
 
   /** Reads (the gate's page, the API) see the counters this process holds, written or not. */

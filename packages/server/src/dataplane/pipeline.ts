@@ -73,6 +73,11 @@ export type PipelineDeps = {
   pickRole?: RolePicker;
   /** The bytes of a refused request's body its entry keeps (GATEHOUSE_LOG_CLIENT_BODY_BYTES). */
   clientBodyBytes?: number;
+  /**
+   * Told of each gate a request took over its alert_only limit (once per period); sends the alert
+   * off the request's path (domain/webhooks.ts): it must not wait, nor throw.
+   */
+  spendingCrossed?: (crossed: { gate: Gate; spent: number; entryId: string }) => void;
 };
 
 /** The time one attempt has, and the client's leaving: one signal for both. */
@@ -629,7 +634,13 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
     const priced = await pricedAnswer(kind, model, modelUsed, plan.params, answer, reserving);
     const costUsd = recordableUsd(priced.costUsd + t.failedCostUsd);
     recorded = true;
-    const { spendingWarning, spendingCrossed } = await chargeAll(deps.ledger, scopes, held, costUsd);
+    const { spendingWarning, spendingCrossed, crossings } = await chargeAll(
+      deps.ledger,
+      scopes,
+      held,
+      costUsd,
+    );
+    for (const c of crossings) deps.spendingCrossed?.({ ...c, entryId: t.id });
     await rate?.settle(priced.usage);
     const calls = kind.toolCallsOf?.(answer) ?? [];
     // Observability: the step is what the answer does, a tool it calls or a reply.
@@ -673,7 +684,8 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
   } catch (error) {
     // Failed attempts the provider may have billed count against the gate like an answer.
     if (!recorded && (held.length > 0 || t.failedCostUsd > 0)) {
-      await chargeAll(deps.ledger, scopes, held, t.failedCostUsd);
+      const { crossings } = await chargeAll(deps.ledger, scopes, held, t.failedCostUsd);
+      for (const c of crossings) deps.spendingCrossed?.({ ...c, entryId: t.id });
     }
     // Tokens a provider never read are given back; one that read the prompt keeps it counted.
     if (t.attempts.length === 0) await rate?.settle({ promptTokens: 0, completionTokens: 0 });

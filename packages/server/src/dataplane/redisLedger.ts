@@ -373,6 +373,7 @@ export class RedisLedger implements SpendingLedger {
             reached: remaining <= 0,
             remaining: fromUnits(remaining),
             limit: fromUnits(limit),
+            spent: fromUnits(spent + held),
           },
         };
       }

@@ -18,7 +18,7 @@ export type RowScope =
 /** A row's hold: what was reserved, in which period. */
 export type RowReservation = { row: RowScope; amount: number; periodStart: Date };
 
-export type RowRefusal = { refused: true; reached: boolean; remaining: number; limit: number };
+export type RowRefusal = { refused: true; reached: boolean; remaining: number; limit: number; spent: number };
 
 /** Start of the period that contains `at`; a key's `total` period starts at the epoch. */
 export function rowPeriodStart(period: string, at: Date): Date {
@@ -80,8 +80,9 @@ export async function reserveRow(
     `SELECT ${current(s)} AS c FROM ${table} WHERE ${where}`,
     [...ids, start],
   );
-  const remaining = Math.max(0, limit - Number(now?.c ?? limit));
-  return { refused: true, reached: remaining <= 0, remaining, limit };
+  const spent = Number(now?.c ?? limit);
+  const remaining = Math.max(0, limit - spent);
+  return { refused: true, reached: remaining <= 0, remaining, limit, spent };
 }
 
 /** Replaces a hold with what the request cost (0 when it failed or another scope refused it). */

@@ -60,6 +60,8 @@ export type Refusal = {
   /** What is left of the limit (0 when reached). */
   remaining: number;
   limit: number;
+  /** This period's spending with the holds of requests under way, as the refusal saw it. */
+  spent: number;
 };
 
 /** A reservation made, or why not. */
@@ -81,7 +83,8 @@ const RESERVE = `WITH RECURSIVE asked AS (
            (spending_enforcement = 'block' AND spending_limit IS NOT NULL) AS blocking
     FROM gates WHERE id = $1::uuid FOR NO KEY UPDATE
   ), walk AS (
-    SELECT 0::bigint AS ord, 0::numeric AS total, ARRAY[]::boolean[] AS granted, ARRAY[]::numeric[] AS remaining
+    SELECT 0::bigint AS ord, 0::numeric AS total, ARRAY[]::boolean[] AS granted, ARRAY[]::numeric[] AS remaining,
+           ARRAY[]::numeric[] AS spent
     FROM gate
     UNION ALL
     SELECT asked.ord,
@@ -91,7 +94,8 @@ const RESERVE = `WITH RECURSIVE asked AS (
            -- A limit reached refuses even a request that costs nothing.
            walk.granted || (NOT gate.blocking OR (gate.current + walk.total < gate.lim
                                                   AND gate.current + walk.total + asked.amount <= gate.lim)),
-           walk.remaining || GREATEST(coalesce(gate.lim, 0) - gate.current - walk.total, 0)
+           walk.remaining || GREATEST(coalesce(gate.lim, 0) - gate.current - walk.total, 0),
+           walk.spent || (gate.current + walk.total)
     FROM walk JOIN asked ON asked.ord = walk.ord + 1 CROSS JOIN gate
   ), decided AS (
     SELECT walk.*, (true = ANY(walk.granted)) AS any_granted FROM walk ORDER BY ord DESC LIMIT 1
@@ -106,21 +110,28 @@ const RESERVE = `WITH RECURSIVE asked AS (
       ELSE 'active' END
   FROM decided
   WHERE id = $1::uuid
-  RETURNING decided.granted, decided.remaining, spending_limit, spending_period_start`;
+  RETURNING decided.granted, decided.remaining, decided.spent, spending_limit, spending_period_start`;
 
 const reserveBatch = groupCommit<number, Reserved>(async (gateId, amounts) => {
   const [row] = await sql().query<{
     granted: boolean[];
     remaining: (string | number)[];
+    spent: (string | number)[];
     spending_limit: string | number | null;
     spending_period_start: Date;
   }>(RESERVE, [gateId, amounts.map((a) => a.toFixed(10))], { prepare: true });
   return amounts.map((amount, i): Reserved => {
     // No row: the gate is gone, and nothing may be spent on it.
-    if (!row) return { refused: true, reached: true, remaining: 0, limit: 0 };
+    if (!row) return { refused: true, reached: true, remaining: 0, limit: 0, spent: 0 };
     if (row.granted[i]) return { gateId, amount, periodStart: row.spending_period_start };
     const remaining = Number(row.remaining[i] ?? 0);
-    return { refused: true, reached: remaining <= 0, remaining, limit: Number(row.spending_limit ?? 0) };
+    return {
+      refused: true,
+      reached: remaining <= 0,
+      remaining,
+      limit: Number(row.spending_limit ?? 0),
+      spent: Number(row.spent[i] ?? 0),
+    };
   });
 });
 
@@ -137,6 +148,8 @@ export type Settlement = {
   overLimit: boolean;
   /** This request is the one that crossed it (first time this period): alert once. */
   crossed: boolean;
+  /** This period's spending after the charge, where the ledger knows it. */
+  current?: number;
 };
 
 const settleBatch = groupCommit<{ reservation: Reservation; actual: number }, void>(async (gateId, batch) => {
@@ -175,7 +188,7 @@ export function settle(reservation: Reservation, actual: number): Promise<void> 
 export async function addSpending(gateId: string, amount: number): Promise<Settlement> {
   // `crossed` compares the alert time with the one the locked row had before: comparing it with
   // now() fails on PostgreSQL, whose now() has microseconds the millisecond column does not keep.
-  const rows = await sql().query<{ over: boolean; crossed: boolean }>(
+  const rows = await sql().query<{ over: boolean; crossed: boolean; current: string | number }>(
     `UPDATE gates SET
        spending_current = LEAST(${CURRENT} + $2::numeric, ${MAX_USD}),
        spending_period_start = GREATEST(spending_period_start, ${PERIOD_START}),
@@ -188,11 +201,17 @@ export async function addSpending(gateId: string, amount: number): Promise<Settl
            FROM gates WHERE id = $1::uuid FOR NO KEY UPDATE) AS before
      WHERE id = before.locked_id
      RETURNING (spending_limit IS NOT NULL AND spending_current >= spending_limit) AS over,
-               (spending_alerted_at IS DISTINCT FROM before.alerted_before) AS crossed`,
+               (spending_alerted_at IS DISTINCT FROM before.alerted_before) AS crossed,
+               spending_current AS current`,
     [gateId, recordableUsd(amount).toFixed(10)],
     { prepare: true },
   );
-  return { overLimit: rows[0]?.over ?? false, crossed: rows[0]?.crossed ?? false };
+  const row = rows[0];
+  return {
+    overLimit: row?.over ?? false,
+    crossed: row?.crossed ?? false,
+    current: Number(row?.current ?? 0),
+  };
 }
 
 /**

@@ -13,6 +13,7 @@ import { isUuid } from '@gatehouse/rules/ids';
 import type { FieldIssue } from '@gatehouse/rules/issues';
 import { isStorableText, STORABLE_TEXT_MESSAGE } from '@gatehouse/rules/storable';
 import { z } from 'zod';
+import { gateRequestWorstCase } from '../dataplane/cost.ts';
 import { publish } from '../db/changes.ts';
 import { prisma } from '../db/client.ts';
 import { transaction } from '../db/transaction.ts';
@@ -74,6 +75,7 @@ export function settingsOf(gate: Gate): GateSettings {
     spendingLimit: gate.spendingLimit === null ? null : Number(gate.spendingLimit),
     spendingLimitPeriod: gate.spendingLimitPeriod as SpendingPeriod,
     spendingEnforcement: gate.spendingEnforcement as SpendingEnforcement,
+    spendingAlertWebhook: gate.spendingAlertWebhook,
     endUserSpendingLimit: gate.endUserSpendingLimit === null ? null : Number(gate.endUserSpendingLimit),
     endUserSpendingLimitPeriod: gate.endUserSpendingLimitPeriod as SpendingPeriod,
     rateLimitRpm: gate.rateLimitRpm,
@@ -411,6 +413,7 @@ export function gateState(gate: Gate, spending: SpendingCounters, now = new Date
     spendingPeriodStart: current.periodStart,
     spendingResetsAt: current.resetsAt,
     spendingStatus: spendingStatusFor({ ...settings, spendingCurrent: current.current }),
+    requestWorstCaseUsd: gateRequestWorstCase(settings),
     createdAt: gate.createdAt,
     updatedAt: gate.updatedAt,
   };

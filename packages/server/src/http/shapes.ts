@@ -28,6 +28,12 @@ export const gateShape = z
     spendingPeriodStart: time,
     spendingResetsAt: time,
     spendingStatus: z.enum(SPENDING_STATUSES),
+    requestWorstCaseUsd: z
+      .number()
+      .nullable()
+      .describe(
+        "One request's least worst case (USD): the gate's system prompt and output cap on its dearest model, what a block limit must cover for any request to pass; null for task types priced by their input",
+      ),
     createdAt: time,
     updatedAt: time,
   })

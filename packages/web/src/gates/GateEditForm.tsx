@@ -39,6 +39,7 @@ export function GateEditForm({
   architect,
   descriptionSuggestion,
   spendingNow,
+  worstCaseUsd = null,
   tryIt,
   subGates,
   sessions,
@@ -62,6 +63,8 @@ export function GateEditForm({
   descriptionSuggestion: ReactNode;
   /** The read-only spending figures shown under the limit. */
   spendingNow: ReactNode;
+  /** One request's least worst case on the saved gate (null: not a chat gate). */
+  worstCaseUsd?: number | null;
   tryIt: ReactNode;
   /** Agent gates only. */
   subGates: ReactNode;
@@ -117,7 +120,9 @@ export function GateEditForm({
           <RequestConfigTab form={form} />
         </div>
         <div {...panel('spending')}>
-          <SpendingFields form={form}>{spendingNow}</SpendingFields>
+          <SpendingFields form={form} worstCaseUsd={worstCaseUsd}>
+            {spendingNow}
+          </SpendingFields>
         </div>
         <UnconfiguredWarning form={form} models={models} />
         <SaveBar form={form} savedNotice={savedNotice} onDiscard={onDiscard} />

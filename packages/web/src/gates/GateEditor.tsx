@@ -8,6 +8,7 @@ import { showMutationErrors } from '../forms/formErrors.ts';
 import { MutationErrorFields } from '../forms/mutationErrors.ts';
 import { graphql } from '../graphql.ts';
 import { fromEnum, gateToGraphQL } from '../graphqlEnums.ts';
+import { AlertDeliveries } from '../settings/AlertDeliveries.tsx';
 import { leaveWithoutAsking, useUnsavedChanges } from '../ui/unsavedChanges.ts';
 import { ArchitectPanel } from './ArchitectPanel.tsx';
 import { Connections } from './Connections.tsx';
@@ -169,7 +170,13 @@ export function GateEditor({
         }
         descriptionSuggestion={<DescriptionSuggestion form={form} />}
         savedNotice={savedNotice}
-        spendingNow={<SpendingNow gate={gate} />}
+        spendingNow={
+          <>
+            <SpendingNow gate={gate} />
+            <AlertDeliveries gateId={gate.id} />
+          </>
+        }
+        worstCaseUsd={gate.requestWorstCaseUsd}
         tryIt={<TryIt gateId={gate.id} taskType={fromEnum(TASK_TYPES, gate.taskType)} />}
         agent={gate.gateType === 'AGENT'}
         subGates={<SubGates gateId={gate.id} active={tab === 'subgates'} />}

@@ -1,4 +1,4 @@
-import { render, screen, waitFor } from '@testing-library/react';
+import { render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { Client, fetchExchange, Provider } from 'urql';
 import { describe, expect, it, vi } from 'vitest';
@@ -21,7 +21,11 @@ type UpdateOutcome = Record<string, unknown>;
  * The GraphQL server as a test double behind urql's real client: answers each operation by its
  * name, and records what the page sent. `update` decides the updateGate outcome.
  */
-function fakeGraphQL(gate: ReturnType<typeof storedGate>, update: (input: Variables) => UpdateOutcome) {
+function fakeGraphQL(
+  gate: ReturnType<typeof storedGate>,
+  update: (input: Variables) => UpdateOutcome,
+  deliveries: unknown[] = [],
+) {
   const sent: { operation: string; variables: Variables }[] = [];
   const fetch = vi.fn(async (_url: RequestInfo | URL, init?: RequestInit) => {
     const body = JSON.parse(String(init?.body)) as { query: string; variables: Variables };
@@ -47,7 +51,9 @@ function fakeGraphQL(gate: ReturnType<typeof storedGate>, update: (input: Variab
                     },
                   ],
                 }
-              : null;
+              : operation === 'AlertDeliveries'
+                ? { spendingAlertDeliveries: deliveries }
+                : null;
     return new Response(JSON.stringify(data ? { data } : { errors: [{ message: `no ${operation} here` }] }), {
       headers: { 'content-type': 'application/json' },
     });
@@ -224,6 +230,54 @@ describe('the gate page form', () => {
     await screen.findByText('Nothing to save: no setting changed.');
     expect(graphql.inputs()).toHaveLength(1);
   });
+
+  it('shows one request’s worst case beside the limit, warns while a block limit is below it, and lists the alerts sent', async () => {
+    const user = userEvent.setup();
+    const gate = storedGate({
+      spendingLimit: 0.001,
+      spendingEnforcement: 'BLOCK',
+      requestWorstCaseUsd: 0.0042,
+      spendingAlertWebhook: 'https://hooks.example.test/spending',
+    });
+    const delivery = {
+      __typename: 'SpendingAlertDelivery',
+      id: 'd-1',
+      gateId: GATE_ID,
+      gateName: 'Support bot',
+      url: 'https://hooks.example.test/spending',
+      status: 'DELIVERED',
+      attempts: 2,
+      lastStatus: 200,
+      lastError: null,
+      nextAttemptAt: null,
+      deliveredAt: '2026-11-27T12:00:05.000Z',
+      createdAt: '2026-11-27T12:00:00.000Z',
+    };
+    const graphql = fakeGraphQL(gate, saved(gate), [delivery]);
+    await renderGatePage(graphql, '?tab=spending');
+
+    expect(screen.getByText(/One request's worst case:/).textContent).toContain('0.0042');
+    const warning = screen.getByRole('alert');
+    expect(warning.textContent).toMatch(/below one request's worst case .*every request will be refused/);
+    // Alert only lets every request through: no warning.
+    await user.selectOptions(screen.getByLabelText('Enforcement'), 'alert_only');
+    expect(screen.queryByText(/every request will be refused/)).toBeNull();
+    await user.selectOptions(screen.getByLabelText('Enforcement'), 'block');
+    expect(screen.getByText(/every request will be refused/)).toBeTruthy();
+    // A limit above the worst case: no warning either.
+    await user.clear(screen.getByLabelText('Limit (USD)'));
+    await user.type(screen.getByLabelText('Limit (USD)'), '5');
+    expect(screen.queryByText(/every request will be refused/)).toBeNull();
+
+    const deliveries = await screen.findByRole('table');
+    expect(within(deliveries).getByText('delivered')).toBeTruthy();
+    expect(within(deliveries).getByText('2')).toBeTruthy();
+
+    await user.clear(screen.getByLabelText('Alert webhook'));
+    await user.click(screen.getByRole('button', { name: 'Save changes' }));
+    await screen.findByText('Saved 2 changes.');
+    expect(graphql.inputs()).toEqual([{ spendingLimit: 5, spendingAlertWebhook: null }]);
+  }, 20_000);
 
   it('sends rate limits as whole numbers, a cleared one as null, and refuses 0 on its field', async () => {
     const user = userEvent.setup();

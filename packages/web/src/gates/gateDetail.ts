@@ -33,6 +33,8 @@ export const GateDetail = graphql(`
     spendingLimit
     spendingLimitPeriod
     spendingEnforcement
+    spendingAlertWebhook
+    requestWorstCaseUsd
     endUserSpendingLimit
     endUserSpendingLimitPeriod
     spendingCurrent

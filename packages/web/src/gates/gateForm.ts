@@ -79,6 +79,8 @@ export type GateFormValues = {
   spendingLimit: string;
   spendingLimitPeriod: (typeof SPENDING_PERIODS)[number];
   spendingEnforcement: (typeof SPENDING_ENFORCEMENTS)[number];
+  /** Blank: the account's default webhook (Settings), if any. */
+  spendingAlertWebhook: string;
   endUserSpendingLimit: string;
   endUserSpendingLimitPeriod: (typeof SPENDING_PERIODS)[number];
   rateLimitRpm: string;
@@ -126,6 +128,7 @@ export const emptyGateForm: GateFormValues = {
   spendingLimit: '',
   spendingLimitPeriod: GATE_DEFAULTS.spendingLimitPeriod,
   spendingEnforcement: GATE_DEFAULTS.spendingEnforcement,
+  spendingAlertWebhook: '',
   endUserSpendingLimit: '',
   endUserSpendingLimitPeriod: GATE_DEFAULTS.endUserSpendingLimitPeriod,
   rateLimitRpm: '',
@@ -241,6 +244,7 @@ export function readGateForm(values: GateFormValues): {
     responseFormatSchema,
     spendingLimitPeriod: values.spendingLimitPeriod,
     spendingEnforcement: values.spendingEnforcement,
+    spendingAlertWebhook: blankIsNull(values.spendingAlertWebhook.trim()),
     endUserSpendingLimitPeriod: values.endUserSpendingLimitPeriod,
     ...numbers,
     ...readAgentFields(values, numbers, issues),

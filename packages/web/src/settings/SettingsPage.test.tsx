@@ -61,7 +61,17 @@ function fakeGraphQL(isAdmin: boolean, update: (variables: Variables) => Record<
           ? { accounts: { __typename: 'QueryAccountsSuccess', data: accounts } }
           : operation === 'UpdateAccount'
             ? { updateAccount: update(body.variables) }
-            : null;
+            : operation === 'SpendingAlertSettings'
+              ? {
+                  spendingAlertSettings: {
+                    __typename: 'SpendingAlertSettings',
+                    defaultWebhook: null,
+                    signingSecret: 'whsec_test',
+                  },
+                }
+              : operation === 'AlertDeliveries'
+                ? { spendingAlertDeliveries: [] }
+                : null;
     return new Response(JSON.stringify(data ? { data } : { errors: [{ message: `no ${operation} here` }] }), {
       headers: { 'content-type': 'application/json' },
     });

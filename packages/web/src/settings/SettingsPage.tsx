@@ -4,6 +4,7 @@ import { graphql, type ResultOf } from '../graphql.ts';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
 import { useTitle } from '../ui/useTitle.ts';
 import { AccountsCard } from './AccountsCard.tsx';
+import { SpendingAlertsCard } from './SpendingAlertsCard.tsx';
 
 const SettingsQuery = graphql(`
   query Settings {
@@ -90,6 +91,8 @@ export function SettingsPage() {
           </section>
 
           <PlansCard plans={data.plans} currentId={data.me.plan.id} />
+
+          <SpendingAlertsCard />
 
           {data.me.isAdmin && (
             <AccountsCard planNames={Object.fromEntries(data.plans.map((plan) => [plan.id, plan.name]))} />

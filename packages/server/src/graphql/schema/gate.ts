@@ -137,6 +137,17 @@ export const GateRef = builder.prismaObject('Gate', {
       description: 'SUSPENDED: requests get 402 until the limit is raised or lifted, or the period resets',
       resolve: (g, _args, ctx) => state(g, ctx).spendingStatus,
     }),
+    spendingAlertWebhook: t.exposeString('spendingAlertWebhook', {
+      nullable: true,
+      description:
+        "Where a signed alert is sent when an ALERT_ONLY limit is crossed; null: the account's default (Settings), if any",
+    }),
+    requestWorstCaseUsd: t.float({
+      nullable: true,
+      description:
+        "One request's least worst case (USD): the gate's system prompt and output cap on its dearest model, what a BLOCK limit must cover for any request to pass; null for task types priced by their input",
+      resolve: (g, _args, ctx) => state(g, ctx).requestWorstCaseUsd,
+    }),
     endUserSpendingLimit: t.float({
       nullable: true,
       description:
@@ -217,6 +228,7 @@ const GateInput = builder.inputType('GateInput', {
     spendingLimit: t.float(),
     spendingLimitPeriod: t.field({ type: SpendingPeriod }),
     spendingEnforcement: t.field({ type: SpendingEnforcement }),
+    spendingAlertWebhook: t.string(),
     endUserSpendingLimit: t.float(),
     endUserSpendingLimitPeriod: t.field({ type: SpendingPeriod }),
     rateLimitRpm: t.int(),

@@ -11,6 +11,7 @@ import './agent.ts';
 import './gateHistory.ts';
 import './architect.ts';
 import './admin.ts';
+import './webhooks.ts';
 
 builder.queryType({});
 builder.mutationType({});

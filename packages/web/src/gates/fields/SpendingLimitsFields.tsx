@@ -5,10 +5,10 @@
 import { LIMITS, SPENDING_ENFORCEMENTS, SPENDING_PERIODS } from '@gatehouse/rules/gate';
 import { RATE_LIMITS } from '@gatehouse/rules/rateLimits';
 import type { ReactNode } from 'react';
-import { formatCount } from '../../logs/format.ts';
+import { formatCount, formatUsd } from '../../logs/format.ts';
 import { Field } from '../../ui/Field.tsx';
 import type { GateFormValues } from '../gateForm.ts';
-import { type GateFormApi, NumberField } from './controls.tsx';
+import { type GateFormApi, invalid, NumberField } from './controls.tsx';
 
 const periodLabels: Record<GateFormValues['spendingLimitPeriod'], string> = {
   monthly: 'Per month (UTC)',
@@ -20,10 +20,44 @@ const enforcementLabels: Record<GateFormValues['spendingEnforcement'], string> =
 };
 
 /**
- * The limit, its period and its enforcement, then the rate limits; the gate page puts the
- * spending so far below them.
+ * One request's least worst case beside the limit (the saved gate's: its models, system prompt
+ * and output cap), and a warning when a block limit is below it: every request is refused.
  */
-export function SpendingFields({ form, children }: { form: GateFormApi; children?: ReactNode }) {
+export function WorstCaseNotice({ form, worstCaseUsd }: { form: GateFormApi; worstCaseUsd: number }) {
+  const [limitText, enforcement] = form.watch(['spendingLimit', 'spendingEnforcement']);
+  const limit = limitText.trim() === '' ? null : Number(limitText);
+  const refusesAll =
+    enforcement === 'block' && limit !== null && Number.isFinite(limit) && limit < worstCaseUsd;
+  return (
+    <div className="worst-case">
+      <p className="hint" id="worst-case">
+        One request's worst case: <strong>{formatUsd(worstCaseUsd)}</strong> (the saved models' dearest price
+        for the system prompt and the output cap; a longer prompt costs more). A block limit reserves it
+        before each call.
+      </p>
+      {refusesAll && (
+        <p className="banner warning" role="alert">
+          This limit ({formatUsd(limit)}) is below one request's worst case ({formatUsd(worstCaseUsd)}): every
+          request will be refused with HTTP 402. Raise the limit, lower Max tokens, or choose alert only.
+        </p>
+      )}
+    </div>
+  );
+}
+
+/**
+ * The limit, its period and its enforcement, where alerts go, then the rate limits; the gate
+ * page puts the spending so far below them. `worstCaseUsd`: the saved gate's, where known.
+ */
+export function SpendingFields({
+  form,
+  children,
+  worstCaseUsd = null,
+}: {
+  form: GateFormApi;
+  children?: ReactNode;
+  worstCaseUsd?: number | null;
+}) {
   const { register, formState } = form;
   const { errors } = formState;
   return (
@@ -65,6 +99,22 @@ export function SpendingFields({ form, children }: { form: GateFormApi; children
           </select>
         </Field>
       </div>
+      {worstCaseUsd !== null && <WorstCaseNotice form={form} worstCaseUsd={worstCaseUsd} />}
+      <Field
+        label="Alert webhook"
+        htmlFor="spendingAlertWebhook"
+        error={errors.spendingAlertWebhook}
+        hint="When an alert-only limit is crossed, a signed POST goes here, once per period. Blank: the default webhook in Settings, if any."
+      >
+        <input
+          id="spendingAlertWebhook"
+          type="url"
+          inputMode="url"
+          placeholder="https://example.com/hooks/spending"
+          {...invalid('spendingAlertWebhook', errors.spendingAlertWebhook)}
+          {...register('spendingAlertWebhook')}
+        />
+      </Field>
       <div className="row">
         <NumberField
           form={form}
