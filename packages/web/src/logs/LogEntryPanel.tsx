@@ -22,7 +22,12 @@ const LogEntryQuery = graphql(
  * gives focus back to where it was, the entry's row.
  */
 export function LogEntryPanel({ id, onClose }: { id: string; onClose: () => void }) {
-  const [{ data, fetching, error }, refetch] = useQuery({ query: LogEntryQuery, variables: { id } });
+  // Asked again each time it opens: an entry gains replays after it was first read.
+  const [{ data, fetching, error }, refetch] = useQuery({
+    query: LogEntryQuery,
+    variables: { id },
+    requestPolicy: 'cache-and-network',
+  });
   const heading = useRef<HTMLHeadingElement>(null);
 
   useEffect(() => {

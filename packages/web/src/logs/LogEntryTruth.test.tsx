@@ -181,6 +181,19 @@ describe('Copy as curl', () => {
   });
 });
 
+/** A row that opens the entry panel, as the log's table does. */
+function PanelOpener() {
+  const [open, setOpen] = useState(false);
+  return (
+    <>
+      <button type="button" onClick={() => setOpen(true)}>
+        the row
+      </button>
+      {open && <LogEntryPanel id={base.id} onClose={() => setOpen(false)} />}
+    </>
+  );
+}
+
 describe('the entry panel', () => {
   it('takes focus when it opens and gives it back to the row when it closes', async () => {
     const user = userEvent.setup();
@@ -189,20 +202,9 @@ describe('the entry panel', () => {
         headers: { 'content-type': 'application/json' },
       });
     const client = new Client({ url: 'http://gatehouse.test/graphql', exchanges: [fetchExchange], fetch });
-    function Page() {
-      const [open, setOpen] = useState(false);
-      return (
-        <>
-          <button type="button" onClick={() => setOpen(true)}>
-            the row
-          </button>
-          {open && <LogEntryPanel id={base.id} onClose={() => setOpen(false)} />}
-        </>
-      );
-    }
     render(
       <Provider value={client}>
-        <Page />
+        <PanelOpener />
       </Provider>,
     );
     await user.click(screen.getByRole('button', { name: 'the row' }));
