@@ -76,7 +76,7 @@ describe('Try it on a chat gate', () => {
     const user = userEvent.setup();
     renderAt(`/gates/${GATE}?tab=try`);
     await user.type(screen.getByLabelText('Input'), 'hello');
-    await user.type(screen.getByLabelText('Temperature'), '0.2');
+    await user.type(screen.getByLabelText('Temperature (this request)'), '0.2');
     await user.click(screen.getByRole('button', { name: 'Send' }));
     const conversation = await screen.findByRole('region', { name: 'Conversation' });
     await within(conversation).findByText('Echo: hello');
@@ -99,7 +99,7 @@ describe('Try it on a chat gate', () => {
     const user = userEvent.setup();
     renderAt(`/gates/${GATE}?tab=try&replay=${ENTRY}`);
     await screen.findByText(/its request is\s+loaded/);
-    expect((screen.getByLabelText('Temperature') as HTMLInputElement).value).toBe('0.4');
+    expect((screen.getByLabelText('Temperature (this request)') as HTMLInputElement).value).toBe('0.4');
     await user.click(screen.getByRole('button', { name: 'Send' }));
     await screen.findByText('Echo: from the log');
     expect(sent[0]?.headers['x-gatehouse-replay-of']).toBe(ENTRY);

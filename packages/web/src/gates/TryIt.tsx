@@ -229,7 +229,7 @@ export function TryIt({ gateId, taskType }: { gateId: string; taskType: TaskType
           <fieldset className="try-it-params">
             <legend>Parameters (empty: the gate’s own)</legend>
             <label>
-              Temperature
+              Temperature (this request)
               <input
                 type="number"
                 min={0}
@@ -240,7 +240,7 @@ export function TryIt({ gateId, taskType }: { gateId: string; taskType: TaskType
               />
             </label>
             <label>
-              Max tokens
+              Max tokens (this request)
               <input
                 type="number"
                 min={1}
