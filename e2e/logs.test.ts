@@ -141,6 +141,8 @@ describe('the request log in the dashboard', () => {
         'mock',
         'failed 500',
         expect.stringContaining('mock failure 500'),
+        // A provider's error status is not billed: its cost is nothing.
+        expect.stringMatching(/^\$0(\.0+)?$/),
         expect.any(String),
       ],
     ]);

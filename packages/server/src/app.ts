@@ -10,7 +10,7 @@ import { driver } from './db/client.ts';
 import { pendingMigrations } from './db/migrate.ts';
 import { NotFoundError } from './domain/errors.ts';
 import { apiReferenceRoutes } from './http/apiReference.ts';
-import { errorHeaders, errorResponse, tooLarge } from './http/errors.ts';
+import { errorHeaders, errorResponse, requestIds, tooLarge } from './http/errors.ts';
 import { metricsRoute } from './http/metrics.ts';
 import { requireActor } from './http/middleware.ts';
 import { openAPIDocument } from './http/openapi.ts';
@@ -77,6 +77,7 @@ export function createApp(config: Config, runtime: Runtime, opts: { draining?: (
     for (const path of ['/v1/*', '/v3/*', '/graphql']) app.use(path, requestSpan);
   }
   app.use(errorHeaders);
+  for (const path of ['/v1/*', '/v3/*']) app.use(path, requestIds);
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {

@@ -14,6 +14,8 @@ type Detail = LogRow & {
   provider_response: Record<string, unknown> | null;
   client_request: unknown;
   media: { index: number; mimeType: string; bytes: number; url: string }[];
+  replay_of: string | null;
+  replays: string[];
 };
 
 async function readEntry(user: TestUser, id: string): Promise<Detail> {
@@ -72,9 +74,20 @@ describe('GET /v1/logs/:id', () => {
 
     // The summary fields are the same as in the list.
     const listed = (await getLogs(app, user)).logs.find((l) => l.id === answer.id);
-    const { attempts, metadata, provider_request, provider_response, client_request, media, ...summary } =
-      entry;
+    const {
+      attempts,
+      metadata,
+      provider_request,
+      provider_response,
+      client_request,
+      media,
+      replay_of,
+      replays,
+      ...summary
+    } = entry;
     expect(summary).toEqual(listed);
+    // No replay, and none replayed it.
+    expect([replay_of, replays]).toEqual([null, []]);
     // An answered request keeps no copy of the client's body (only a refused one does).
     expect(client_request).toBeNull();
     // A chat answer carries no files.

@@ -35,8 +35,11 @@ describe('an error answer names its log entry', () => {
     for (const { status, ...body } of cases) {
       const res = await app.request('/v3/chat', { method: 'POST', headers: user.auth, json: body });
       expect(res.status, await res.clone().text()).toBe(status);
-      const logged = await entry(user, res.headers.get('x-gatehouse-request-id'));
+      const id = res.headers.get('x-gatehouse-request-id');
+      const logged = await entry(user, id);
       expect(logged).toMatchObject({ success: false, status_code: status });
+      // The body names it too, in the native shape.
+      expect(((await res.json()) as { error: { requestId?: string } }).error.requestId).toBe(id);
     }
   });
 
@@ -49,9 +52,9 @@ describe('an error answer names its log entry', () => {
       json: { model: 'mock/echo', messages: [{ role: 'user', content: 'hi' }] },
     });
     expect(openai.status).toBe(402);
-    expect(((await openai.clone().json()) as { error: { type: string } }).error.type).toBe(
-      'insufficient_quota',
-    );
+    const openaiBody = (await openai.clone().json()) as { error: { type: string; request_id?: string } };
+    expect(openaiBody.error.type).toBe('insufficient_quota');
+    expect(openaiBody.error.request_id).toBe(openai.headers.get('x-gatehouse-request-id'));
     expect((await entry(user, openai.headers.get('x-gatehouse-request-id'))).status_code).toBe(402);
 
     const anthropic = await app.request('/v1/messages', {
@@ -60,11 +63,13 @@ describe('an error answer names its log entry', () => {
       json: { model: 'claude-x', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] },
     });
     expect(anthropic.status).toBe(402);
-    expect(((await anthropic.clone().json()) as { type: string }).type).toBe('error');
+    const anthropicBody = (await anthropic.clone().json()) as { type: string; request_id?: string };
+    expect(anthropicBody.type).toBe('error');
+    expect(anthropicBody.request_id).toBe(anthropic.headers.get('x-gatehouse-request-id'));
     expect((await entry(user, anthropic.headers.get('x-gatehouse-request-id'))).status_code).toBe(402);
   });
 
-  it('is absent where no entry was left: a gate that does not exist', async () => {
+  it('where no entry was left (a gate that does not exist), names the request but no entry', async () => {
     const user = await signUpUser(app);
     const res = await app.request('/v3/chat', {
       method: 'POST',
@@ -72,6 +77,38 @@ describe('an error answer names its log entry', () => {
       json: { gateId: crypto.randomUUID(), data: { messages: [{ role: 'user', content: 'hi' }] } },
     });
     expect(res.status).toBe(404);
-    expect(res.headers.get('x-gatehouse-request-id')).toBeNull();
+    const id = res.headers.get('x-gatehouse-request-id');
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(((await res.json()) as { error: { requestId?: string } }).error.requestId).toBeUndefined();
+    await app.runtime.logs.drain();
+    expect((await app.request(`/v1/logs/${id}`, { headers: user.auth })).status).toBe(404);
+  });
+});
+
+describe('every /v1 and /v3 answer carries x-gatehouse-request-id', () => {
+  it('on successes, control-plane reads, unknown routes and unauthenticated calls, each its own', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, {});
+    const answers = [
+      await app.request('/v3/chat', {
+        method: 'POST',
+        headers: user.auth,
+        json: { gateId: gate.id, data: { messages: [{ role: 'user', content: 'hi' }] } },
+      }),
+      await app.request('/v1/chat/completions', {
+        method: 'POST',
+        headers: { ...user.auth, 'x-gatehouse-gate-id': gate.id },
+        json: { model: 'gate', messages: [{ role: 'user', content: 'hi' }] },
+      }),
+      await app.request('/v1/gates', { headers: user.auth }),
+      await app.request('/v1/logs', { headers: user.auth }),
+      await app.request('/v1/no-such-route', { headers: user.auth }),
+      await app.request('/v1/gates'),
+      await app.request('/v1/models', { headers: user.auth }),
+    ];
+    const ids = answers.map((res) => res.headers.get('x-gatehouse-request-id'));
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(answers.map((res) => res.status)).toEqual([200, 200, 200, 200, 404, 401, 200]);
   });
 });

@@ -20,4 +20,6 @@ export type TaskCaller = {
    * `metadata.user_id`): kept on its log entry; a gate's end-user limit holds it.
    */
   endUser?: string;
+  /** The log entry this request replays (x-gatehouse-replay-of): its entry links back to it. */
+  replayOf?: string;
 };

@@ -56,6 +56,7 @@ const COLUMNS: [string, string, keyof LogEntryData][] = [
   ['client_request', 'jsonb', 'clientRequest'],
   ['gate_session_id', 'uuid', 'gateSessionId'],
   ['hidden_tools', 'text[]', 'hiddenTools'],
+  ['replay_of', 'uuid', 'replayOf'],
   ['created_at', 'timestamptz', 'createdAt'],
 ];
 

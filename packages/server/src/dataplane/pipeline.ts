@@ -18,7 +18,7 @@ import { answerAttributes, genAiOperation, genAiProvider, inSpan } from '../obse
 import type { ProviderConnection, ProviderRegistry } from '../providers/registry.ts';
 import { ProviderError, type Usage } from '../providers/types.ts';
 import { type AgentRoute, type RolePicker, routeAgent } from './agent.ts';
-import type { Attempt } from './attempts.ts';
+import type { Attempt, BilledUnits } from './attempts.ts';
 import type { TaskCaller } from './caller.ts';
 import { CLIENT_BODY_BYTES, loggedClientBody } from './clientBody.ts';
 import { costOf } from './cost.ts';
@@ -101,7 +101,13 @@ export type AttemptInput<Params> = {
 };
 
 /** What an answer cost, and the token counts the log keeps (0 where a type has none). */
-export type Priced = { usage: Usage; tokensEstimated: boolean; costUsd: number };
+export type Priced = {
+  usage: Usage;
+  tokensEstimated: boolean;
+  costUsd: number;
+  /** What was billed, where it is not tokens (images, seconds, characters, pages). */
+  billed?: BilledUnits;
+};
 
 export type Merged<Params> = {
   params: Params;
@@ -188,12 +194,23 @@ function failureFor(error: ProviderError, attempts: Attempt[]): TaskFailure {
 }
 
 /**
+ * A `model` that names the gate rather than a model: its id, its name, `gatehouse/<name or id>`,
+ * or the word `gate` (what the README's SDK example sends, since the SDKs require a model). It
+ * asks for nothing the gate does not do, so it is no override.
+ */
+export function namesGate(model: string, gate: Pick<Gate, 'id' | 'name'>): boolean {
+  const name = model.startsWith('gatehouse/') ? model.slice('gatehouse/'.length) : model;
+  return name === 'gate' || name === gate.name || name.toLowerCase() === gate.id;
+}
+
+/**
  * The client's model as a `provider/model` id (it may write `gpt-4o-mini`), so naming the
  * gate's own model plainly overrides nothing. A name that cannot be resolved is a 400 only where
  * the gate would use it; where the gate ignores model overrides, it is ignored like any other.
  */
 function withModelResolved<R extends TaskRequestBase>(request: R, gate: Gate, models: ModelNames): R {
   if (request.model === undefined || request.model === gate.model) return request;
+  if (namesGate(request.model, gate)) return { ...request, model: undefined };
   const resolved = models.resolve(request.model);
   if (resolved.ok) return { ...request, model: resolved.id };
   if (!overrideAllowed(gate.allowOverrides as AllowOverrides, 'model')) return request;
@@ -331,6 +348,7 @@ function logEntryOf<R extends TaskRequestBase, P, A extends TaskAnswerBase>(
     ...(t.session && { gateSessionId: t.session.id }),
     ...(t.action !== null && { inferredAction: t.action }),
     ...(t.hiddenTools.length > 0 && { hiddenTools: t.hiddenTools }),
+    ...(t.caller.replayOf && { replayOf: t.caller.replayOf }),
     ...(refused && {
       clientRequest: loggedClientBody(t.caller.body, {
         maxBytes: deps.clientBodyBytes ?? CLIENT_BODY_BYTES,
@@ -389,18 +407,18 @@ function failedAttemptCost<P>(
   failure: ProviderError,
   model: string,
   params: P,
-): number {
+): { costUsd: number; upperBound: boolean } {
   if (failure.kind === 'http' || failure.kind === 'content_policy' || failure.kind === 'not_configured')
-    return 0;
-  if (failure.unreached) return 0;
+    return { costUsd: 0, upperBound: false };
+  if (failure.unreached) return { costUsd: 0, upperBound: false };
   if (failure.usage) {
     try {
-      return recordableUsd(costOf(model, checkedUsage(failure.usage)));
+      return { costUsd: recordableUsd(costOf(model, checkedUsage(failure.usage))), upperBound: false };
     } catch (error) {
       if (!(error instanceof InvalidUsage)) throw error;
     }
   }
-  return recordableUsd(kind.worstCase([model], params));
+  return { costUsd: recordableUsd(kind.worstCase([model], params)), upperBound: true };
 }
 
 /**
@@ -416,7 +434,7 @@ async function pricedAnswer<R extends TaskRequestBase, P, A extends TaskAnswerBa
   params: P,
   answer: A,
   reserved: boolean,
-): Promise<Priced & { usageNote?: string }> {
+): Promise<Priced & { usageNote?: string; upperBound?: boolean }> {
   try {
     const priced = await kind.price(model, modelId, params, answer);
     const usage = checkedUsage(priced.usage);
@@ -436,8 +454,18 @@ async function pricedAnswer<R extends TaskRequestBase, P, A extends TaskAnswerBa
       tokensEstimated: false,
       costUsd,
       usageNote: invalidUsageNote(error, costUsd),
+      upperBound: true,
     };
   }
+}
+
+/** The answering attempt's own charge and, where tokens are not what was billed, what was. */
+function answeredAttempt(attempts: Attempt[], priced: Priced & { upperBound?: boolean }): void {
+  const answered = attempts.at(-1);
+  if (!answered?.ok) return;
+  answered.costUsd = recordableUsd(priced.costUsd);
+  if (priced.upperBound) answered.costUpperBound = true;
+  if (priced.billed) answered.billed = priced.billed;
 }
 
 /** What the attempts hear from the caller: the client leaving, and whether an answer is under way. */
@@ -505,7 +533,7 @@ async function routeAttempts<R extends TaskRequestBase, P, A extends TaskAnswerB
           ? error
           : new ProviderError('network', (error as Error).message ?? String(error));
       t.lastError = failure;
-      const costUsd = failedAttemptCost(kind, failure, modelId, plan.params);
+      const { costUsd, upperBound } = failedAttemptCost(kind, failure, modelId, plan.params);
       t.failedCostUsd += costUsd;
       t.attempts.push({
         model: modelId,
@@ -515,6 +543,7 @@ async function routeAttempts<R extends TaskRequestBase, P, A extends TaskAnswerB
         error: failure.message,
         latencyMs: Math.round(performance.now() - t0),
         costUsd,
+        ...(upperBound && costUsd > 0 && { costUpperBound: true }),
       });
       // A stream can change model only until its first byte has gone to the client.
       if (!failure.retryable || control.committed?.() || control.signal?.aborted) break;
@@ -633,6 +662,7 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
     const { answer, modelUsed, model } = await routeAttempts(kind, deps, t, plan, control, beforeAttempt);
     const priced = await pricedAnswer(kind, model, modelUsed, plan.params, answer, reserving);
     const costUsd = recordableUsd(priced.costUsd + t.failedCostUsd);
+    answeredAttempt(t.attempts, priced);
     recorded = true;
     const { spendingWarning, spendingCrossed, crossings } = await chargeAll(
       deps.ledger,

@@ -140,6 +140,8 @@ type DetailRow = SummaryRow & {
   provider_response: unknown;
   client_request: unknown;
   media: { index: number; mimeType: string; bytes: number }[] | null;
+  replay_of: string | null;
+  replays: string[] | null;
 };
 
 /** A file an entry's answer carried, stored in log_media: what it is, and where to fetch it. */
@@ -156,6 +158,9 @@ export type LogEntryDetail = LogEntrySummary & {
   /** What the client sent, on an entry refused before any provider call (else null). */
   clientRequest: unknown;
   media: LogMediaInfo[];
+  /** The entry this request replayed (the dashboard's Replay), and the replays of this one, oldest first. */
+  replayOf: string | null;
+  replays: string[];
 };
 
 const parseQuery = (raw: unknown) => parseWith(logQuerySchema, raw);
@@ -304,7 +309,10 @@ export async function getLog(userId: string, id: string): Promise<LogEntryDetail
         `SELECT ${SUMMARY_COLUMNS}, attempts, metadata, provider_request, provider_response, client_request,
            (SELECT jsonb_agg(jsonb_build_object('index', m."index", 'mimeType', m.mime_type,
                      'bytes', octet_length(m.data)) ORDER BY m."index")
-            FROM log_media m WHERE m.log_entry_id = log_entries.id) AS media
+            FROM log_media m WHERE m.log_entry_id = log_entries.id) AS media,
+           replay_of,
+           (SELECT array_agg(r.id ORDER BY r.created_at, r.id) FROM log_entries r
+            WHERE r.replay_of = log_entries.id AND r.user_id = log_entries.user_id) AS replays
          FROM log_entries WHERE id = $1::uuid AND user_id = $2::uuid`,
         [id, userId],
       )
@@ -318,6 +326,8 @@ export async function getLog(userId: string, id: string): Promise<LogEntryDetail
     providerResponse: row.provider_response,
     clientRequest: row.client_request ?? null,
     media: (row.media ?? []).map((m) => ({ ...m, url: mediaUrl(row.id, m.index) })),
+    replayOf: row.replay_of ?? null,
+    replays: row.replays ?? [],
   };
 }
 

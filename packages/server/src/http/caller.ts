@@ -1,4 +1,5 @@
 /** Who a data-plane request is for, and the agent headers it carries, as the pipeline reads them. */
+import { isUuid } from '@gatehouse/rules/ids';
 import { END_USER_HEADER, endUserSchema } from '@gatehouse/rules/logs';
 import type { Context } from 'hono';
 import type { TaskCaller } from '../dataplane/caller.ts';
@@ -10,6 +11,8 @@ import type { ActorEnv } from './middleware.ts';
 export const SESSION_HEADER = 'x-gatehouse-session-id';
 /** Names the step of an orchestrated agent gate: the role of the sub-gate that answers. */
 export const ACTION_HEADER = 'x-gatehouse-action';
+/** Names the log entry a request replays (the dashboard's Replay sends it); its entry links back. */
+export const REPLAY_HEADER = 'x-gatehouse-replay-of';
 
 /**
  * Where a body names its end user: OpenAI's `user` field, Anthropic's `metadata.user_id`; the
@@ -54,6 +57,10 @@ export function callerOf(
   const sessionKey = c.req.header(SESSION_HEADER);
   const action = c.req.header(ACTION_HEADER);
   const endUser = endUserOf(c, body, endUserField);
+  const replayOf = c.req.header(REPLAY_HEADER);
+  if (replayOf !== undefined && !isUuid(replayOf)) {
+    throw new ValidationError([{ path: REPLAY_HEADER, message: 'must be the id of a log entry (a UUID)' }]);
+  }
   const { apiKey } = c.var.actor;
   return {
     userId: c.var.actor.user.id,
@@ -63,6 +70,7 @@ export function callerOf(
     ...(endUser !== undefined && { endUser }),
     ...(sessionKey !== undefined && { sessionKey }),
     ...(action !== undefined && { action }),
+    ...(replayOf !== undefined && { replayOf: replayOf.toLowerCase() }),
   };
 }
 

@@ -1,11 +1,17 @@
+import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { JSON_BODY_LIMITS, jsonTextDeepPath, jsonTextShape } from '@gatehouse/rules/jsonLimits';
 import type { Context, MiddlewareHandler } from 'hono';
 import { DomainError, HTTP_STATUS, RateLimitedError, ValidationError } from '../domain/errors.ts';
 
-export function errorBody(code: string, message: string, details?: Record<string, unknown>) {
-  return { error: { code, message, ...(details && { details }) } };
+export function errorBody(
+  code: string,
+  message: string,
+  details?: Record<string, unknown>,
+  requestId?: string,
+) {
+  return { error: { code, message, ...(details && { details }), ...(requestId && { requestId }) } };
 }
 
 /** OpenAI's error `type` for each status, on the routes that answer in OpenAI's shape. */
@@ -35,12 +41,17 @@ export const CLIENT_GONE_STATUS = 499;
 /** The native error body for any thrown value; only the unexpected ones become a masked 500. */
 export function errorResponse(c: Context, error: unknown) {
   if (error instanceof DomainError) {
-    return c.json(errorBody(error.code, error.message, error.details), HTTP_STATUS[error.code]);
+    return c.json(
+      errorBody(error.code, error.message, error.details, error.requestId),
+      HTTP_STATUS[error.code],
+    );
   }
   if (isClientGone(error)) return c.body(null, CLIENT_GONE_STATUS as 400);
   console.error('Unexpected error on', c.req.method, c.req.path, error);
   return c.json(errorBody('internal_error', 'Something went wrong on our side'), 500);
 }
+
+export const REQUEST_ID_HEADER = 'x-gatehouse-request-id';
 
 /**
  * What an error answer says besides its body, whichever error shape its route answers in: a
@@ -50,8 +61,25 @@ export function errorResponse(c: Context, error: unknown) {
 export const errorHeaders: MiddlewareHandler = async (c, next) => {
   await next();
   if (c.error instanceof RateLimitedError) c.header('retry-after', String(c.error.retryAfterSeconds));
-  if (c.error instanceof DomainError && c.error.requestId)
-    c.header('x-gatehouse-request-id', c.error.requestId);
+  if (c.error instanceof DomainError && c.error.requestId) c.header(REQUEST_ID_HEADER, c.error.requestId);
+};
+
+/**
+ * Every /v1 and /v3 answer names its request in x-gatehouse-request-id: the id of its log entry
+ * where it left one (set by the route or errorHeaders), else an id of its own, so a client can
+ * always quote one. A stream the route wrote itself already carries its entry's.
+ */
+export const requestIds: MiddlewareHandler = async (c, next) => {
+  await next();
+  const headers = c.res.headers;
+  if (headers.has(REQUEST_ID_HEADER) || headers.has('x-hono-already-sent')) return;
+  try {
+    headers.set(REQUEST_ID_HEADER, randomUUID());
+  } catch {
+    // A response whose headers are immutable (one passed through from fetch): copied.
+    c.res = new Response(c.res.body, c.res);
+    c.res.headers.set(REQUEST_ID_HEADER, randomUUID());
+  }
 };
 
 /** What @hono/node-server hands a route besides the web Request: the node request and response. */

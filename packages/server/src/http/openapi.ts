@@ -40,6 +40,7 @@ const nativeError = z.object({
       })
       .catchall(z.unknown())
       .optional(),
+    requestId: z.string().optional().describe('The log entry the failure left, where it left one'),
   }),
 });
 
@@ -49,12 +50,14 @@ const openAIError = z.object({
     type: z.string(),
     param: z.string().nullable().describe('The field at fault, on a 400'),
     code: z.string().nullable().describe("Gatehouse's native error code"),
+    request_id: z.string().optional().describe('The log entry the failure left, where it left one'),
   }),
 });
 
 const anthropicError = z.object({
   type: z.literal('error'),
   error: z.object({ type: z.string(), message: z.string() }),
+  request_id: z.string().optional().describe('The log entry the failure left, where it left one'),
 });
 
 const ERROR_SCHEMAS = {

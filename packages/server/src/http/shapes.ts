@@ -115,6 +115,8 @@ export const logDetailShape = logEntryShape.extend({
   provider_response: z.unknown(),
   client_request: z.unknown(),
   media: z.unknown(),
+  replay_of: uuid.nullable().describe('The entry this request replayed (sent with x-gatehouse-replay-of)'),
+  replays: z.array(uuid).describe('The entries that replayed this one, oldest first'),
 });
 
 /** An agent gate's session (camelCase, like gates). */

@@ -110,6 +110,8 @@ export function logDetailView(e: LogEntryDetail) {
     provider_response: e.providerResponse,
     client_request: e.clientRequest,
     media: e.media,
+    replay_of: e.replayOf,
+    replays: e.replays,
   };
 }
 

@@ -48,6 +48,8 @@ export function openAIError(error: unknown): { status: number; body: unknown } {
           type: OPENAI_ERROR_TYPE[status] ?? 'api_error',
           param: issues[0]?.path || null,
           code: error.code,
+          // The log entry the failure left, beside x-gatehouse-request-id (the SDKs keep extra fields).
+          ...(error.requestId && { request_id: error.requestId }),
         },
       },
     };

@@ -1,17 +1,48 @@
 /**
- * The Try it tab: one request of the gate's task type through the gate, from the dashboard, with
+ * The Try it tab: requests of the gate's task type through the gate, from the dashboard, with
  * its answer shown as what it is (text, a vector's first values, an image, a player, a
  * transcript, moderation flags, OCR pages) and what it cost. It calls the same native endpoint an
  * application would (`TASK_ENDPOINTS`), signed in by the session cookie and its CSRF header, so
- * the request is routed, limited and logged like any other.
+ * the request is routed, limited and logged like any other. A chat keeps its conversation: each
+ * answer is appended and the next turn sends it all, with the temperature and max tokens given.
+ * Opened from a log entry's Replay (`?replay=<entry id>`), it loads that entry's request and
+ * sends it with x-gatehouse-replay-of, so the new entry links back to the first.
  */
 import { CSRF_COOKIE, CSRF_HEADER } from '@gatehouse/rules/csrf';
 import { TASK_ENDPOINTS, type TaskType } from '@gatehouse/rules/gate';
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, useEffect, useState } from 'react';
+import { useQuery } from 'urql';
+import { Link, useSearch } from 'wouter';
 import { readCookie } from '../client.tsx';
+import { graphql } from '../graphql.ts';
+import { replayRequestOf } from '../logs/logEntryJson.ts';
+
+const ReplayQuery = graphql(`
+  query ReplayRequest($id: ID!) {
+    log(id: $id) {
+      id
+      gateId
+      replayRequest
+    }
+  }
+`);
+
+/** One turn of a chat in Try it, in the native chat shape (a replayed request may hold any role). */
+type Turn = { role: string; content: unknown; tool_calls?: unknown; tool_call_id?: string };
+
+/** What the chat's parameters fields hold: empty is the gate's own. */
+type ChatParams = { temperature: string; maxTokens: string };
+
+const chatParamsOf = (p: ChatParams) => ({
+  ...(p.temperature.trim() !== '' && { temperature: Number(p.temperature) }),
+  ...(p.maxTokens.trim() !== '' && { maxTokens: Number(p.maxTokens) }),
+});
 
 type Answer = Record<string, unknown> & { id?: string; model?: string; costUsd?: number; latencyMs?: number };
-type Outcome = { ok: true; answer: Answer } | { ok: false; message: string } | null;
+type Outcome =
+  | { ok: true; answer: Answer; ignored: string | null; replayOf: string | null }
+  | { ok: false; message: string }
+  | null;
 
 /** What the form collects, as the endpoint's `data`. */
 async function dataFor(
@@ -64,12 +95,45 @@ const PLACEHOLDER: Record<TaskType, string> = {
   ocr: '',
 };
 
+/** The entry a Replay link names (`?replay=<id>`), and its request once read; null when none is named. */
+function useReplay(gateId: string) {
+  const id = new URLSearchParams(useSearch()).get('replay');
+  const [{ data, fetching }] = useQuery({ query: ReplayQuery, variables: { id: id ?? '' }, pause: !id });
+  if (!id) return null;
+  const entry = data?.log;
+  const request = entry && entry.gateId === gateId ? replayRequestOf(entry.replayRequest) : null;
+  return { id, fetching, request };
+}
+
 export function TryIt({ gateId, taskType }: { gateId: string; taskType: TaskType }) {
   const endpoint = TASK_ENDPOINTS[taskType];
   const [text, setText] = useState('');
   const [file, setFile] = useState<File | null>(null);
   const [sending, setSending] = useState(false);
   const [outcome, setOutcome] = useState<Outcome>(null);
+  const [turns, setTurns] = useState<Turn[]>([]);
+  const [params, setParams] = useState<ChatParams>({ temperature: '', maxTokens: '' });
+  const replay = useReplay(gateId);
+  /** The entry the next Send replays: set when its request is loaded, cleared once sent. */
+  const [replaying, setReplaying] = useState<string | null>(null);
+  const replayData = replay?.request?.data;
+  useEffect(() => {
+    if (!replay?.id || !replayData) return;
+    setReplaying(replay.id);
+    setOutcome(null);
+    if (Array.isArray(replayData.messages)) {
+      setTurns(replayData.messages as Turn[]);
+      setText('');
+      setParams({
+        temperature: typeof replayData.temperature === 'number' ? String(replayData.temperature) : '',
+        maxTokens: typeof replayData.maxTokens === 'number' ? String(replayData.maxTokens) : '',
+      });
+    } else {
+      const input = replayData.prompt ?? replayData.input;
+      setText(Array.isArray(input) ? input.join('\n') : String(input ?? ''));
+    }
+  }, [replay?.id, replayData]);
+  const chat = taskType === 'chat';
 
   if (!endpoint) {
     return (
@@ -85,18 +149,33 @@ export function TryIt({ gateId, taskType }: { gateId: string; taskType: TaskType
     setSending(true);
     setOutcome(null);
     try {
-      const data = await dataFor(taskType, text, file);
+      // A chat sends the whole conversation, the new turn last; a replay loaded may need none.
+      const asked = chat && text.trim() !== '' ? [...turns, { role: 'user', content: text }] : turns;
+      if (chat && asked.length === 0) throw new Error('Write a message first.');
+      const data = chat ? { messages: asked, ...chatParamsOf(params) } : await dataFor(taskType, text, file);
       const csrf = readCookie(CSRF_COOKIE);
       const res = await fetch(endpoint, {
         method: 'POST',
         credentials: 'same-origin',
-        headers: { 'content-type': 'application/json', ...(csrf && { [CSRF_HEADER]: csrf }) },
+        headers: {
+          'content-type': 'application/json',
+          ...(csrf && { [CSRF_HEADER]: csrf }),
+          ...(replaying && { 'x-gatehouse-replay-of': replaying }),
+        },
         body: JSON.stringify({ gateId, data }),
       });
       const body = (await res.json().catch(() => null)) as (Answer & { error?: { message?: string } }) | null;
       if (!res.ok || !body) {
         setOutcome({ ok: false, message: body?.error?.message ?? `The gateway answered ${res.status}.` });
-      } else setOutcome({ ok: true, answer: body });
+        return;
+      }
+      const ignored = res.headers.get('x-gatehouse-ignored-overrides');
+      setOutcome({ ok: true, answer: body, ignored, replayOf: replaying });
+      setReplaying(null);
+      if (chat) {
+        setTurns([...asked, { role: 'assistant', content: body.content ?? null }]);
+        setText('');
+      }
     } catch (error) {
       setOutcome({ ok: false, message: (error as Error).message });
     } finally {
@@ -111,6 +190,20 @@ export function TryIt({ gateId, taskType }: { gateId: string; taskType: TaskType
         Sends one request through this gate to <code>POST {endpoint}</code>: it is routed, counted against the
         spending limit and logged like any other.
       </p>
+      {replay?.fetching && <p className="muted">Loading the request to replay…</p>}
+      {replay && !replay.fetching && !replay.request && (
+        <p role="alert" className="error">
+          Entry {replay.id} cannot be replayed here: it is not this gate’s, or its request was not kept (a
+          file).
+        </p>
+      )}
+      {replaying && (
+        <div className="banner info" role="status">
+          Replaying <Link href={`/logs/${replaying}`}>entry {replaying.slice(0, 8)}</Link>: its request is
+          loaded; Send puts it through this gate again as a new entry linked to it.
+        </div>
+      )}
+      {chat && turns.length > 0 && <Conversation turns={turns} onClear={() => setTurns([])} />}
       <form onSubmit={onSubmit}>
         {needsFile(taskType) ? (
           <label>
@@ -126,13 +219,39 @@ export function TryIt({ gateId, taskType }: { gateId: string; taskType: TaskType
             Input
             <textarea
               value={text}
-              placeholder={PLACEHOLDER[taskType]}
+              placeholder={chat && turns.length > 0 ? 'Your next message…' : PLACEHOLDER[taskType]}
               onChange={(e) => setText(e.target.value)}
               rows={3}
             />
           </label>
         )}
-        <button type="submit" className="primary" disabled={sending}>
+        {chat && (
+          <fieldset className="try-it-params">
+            <legend>Parameters (empty: the gate’s own)</legend>
+            <label>
+              Temperature (this request)
+              <input
+                type="number"
+                min={0}
+                max={2}
+                step={0.1}
+                value={params.temperature}
+                onChange={(e) => setParams({ ...params, temperature: e.target.value })}
+              />
+            </label>
+            <label>
+              Max tokens (this request)
+              <input
+                type="number"
+                min={1}
+                step={1}
+                value={params.maxTokens}
+                onChange={(e) => setParams({ ...params, maxTokens: e.target.value })}
+              />
+            </label>
+          </fieldset>
+        )}
+        <button type="submit" className="button primary" disabled={sending}>
           {sending ? 'Sending…' : 'Send'}
         </button>
       </form>
@@ -141,7 +260,39 @@ export function TryIt({ gateId, taskType }: { gateId: string; taskType: TaskType
           {outcome.message}
         </p>
       )}
-      {outcome?.ok && <TryItAnswer taskType={taskType} answer={outcome.answer} />}
+      {outcome?.ok && (
+        <TryItAnswer
+          taskType={taskType}
+          answer={outcome.answer}
+          ignored={outcome.ignored}
+          replayOf={outcome.replayOf}
+        />
+      )}
+    </section>
+  );
+}
+
+/** The chat so far, each turn with its role; the next Send continues it. */
+function Conversation({ turns, onClear }: { turns: Turn[]; onClear: () => void }) {
+  return (
+    <section className="try-it-conversation" aria-label="Conversation">
+      <ol className="conversation">
+        {turns.map((turn, i) => (
+          // Turns have no id: their order is the conversation.
+          // biome-ignore lint/suspicious/noArrayIndexKey: the position is the turn's identity
+          <li key={i} className={`message message-${turn.role}`} aria-label={turn.role}>
+            <div className="message-role">{turn.role}</div>
+            <pre className="plain-text">
+              {typeof turn.content === 'string'
+                ? turn.content
+                : JSON.stringify(turn.content ?? turn.tool_calls)}
+            </pre>
+          </li>
+        ))}
+      </ol>
+      <button type="button" className="button small subtle" onClick={onClear}>
+        New conversation
+      </button>
     </section>
   );
 }
@@ -150,13 +301,31 @@ type Media = { base64?: string; url?: string; mimeType?: string };
 const srcOf = (m: Media, fallbackType: string) =>
   m.url ?? `data:${m.mimeType ?? fallbackType};base64,${m.base64 ?? ''}`;
 
-function TryItAnswer({ taskType, answer }: { taskType: TaskType; answer: Answer }) {
+function TryItAnswer({
+  taskType,
+  answer,
+  ignored,
+  replayOf,
+}: {
+  taskType: TaskType;
+  answer: Answer;
+  ignored: string | null;
+  replayOf: string | null;
+}) {
   return (
     <section className="try-it-answer" aria-label="Answer">
       <p className="muted">
         {answer.model} · ${(answer.costUsd ?? 0).toFixed(6)} · {answer.latencyMs} ms
+        {answer.id && (
+          <>
+            {' · '}
+            <Link href={`/logs/${answer.id}`}>{replayOf ? 'the replay’s log entry' : 'its log entry'}</Link>
+          </>
+        )}
       </p>
-      <AnswerBody taskType={taskType} answer={answer} />
+      {ignored && <p className="muted small">The gate does not allow overriding: {ignored}.</p>}
+      {/* A chat's answer is the conversation's last turn, shown above. */}
+      {taskType !== 'chat' && <AnswerBody taskType={taskType} answer={answer} />}
     </section>
   );
 }

@@ -43,6 +43,10 @@ const base: Entry = {
   // The log keeps a note where the image's base64 was.
   providerResponse: { created: 1, data: [{ b64_json: '[image/png, 2,048 bytes, stored as media 0]' }] },
   clientRequest: null,
+  replayOf: null,
+  replays: [],
+  conversation: null,
+  replayRequest: null,
   media: [{ index: 0, mimeType: 'image/png', bytes: 2048, url: `/v1/logs/${ID}/media/0` }],
 };
 

@@ -45,6 +45,10 @@ const base: Entry = {
   providerRequest: { model: 'gpt-image-1', prompt: 'a lighthouse' },
   providerResponse: { created: 1, data: [{ b64_json: PNG }, { url: 'https://images.example.com/b.webp' }] },
   clientRequest: null,
+  replayOf: null,
+  replays: [],
+  conversation: null,
+  replayRequest: null,
   media: [],
 };
 
@@ -179,6 +183,7 @@ describe('the log entry view', () => {
       'openai',
       'failed 503',
       'down',
+      '—',
       '30 ms',
     ]);
     expect(screen.queryByRole('region', { name: /Images/ })).toBeNull();

@@ -1,6 +1,9 @@
 import { type FragmentOf, readFragment } from 'gql.tada';
 import type { ReactNode } from 'react';
+import { Link } from 'wouter';
+import { sessionHref } from '../gates/sessionStatus.tsx';
 import { graphql, type ResultOf } from '../graphql.ts';
+import { CopyButton, copyText } from './CopyButton.tsx';
 import { formatCount, formatLogTime, formatMs, formatUsd } from './format.ts';
 import { ImagePreview } from './ImagePreview.tsx';
 import { type FoundImage, findImages } from './images.ts';
@@ -9,7 +12,12 @@ import { StatusBadge } from './LogsTable.tsx';
 import {
   type AttemptView,
   attemptsOf,
+  billedOf,
+  curlOf,
   fellBack,
+  type MessageView,
+  messagesOf,
+  replayRequestOf,
   type ToolCallView,
   type ToolResultView,
   toolCallsOf,
@@ -50,6 +58,10 @@ export const LogEntryFragment = graphql(`
     providerRequest
     providerResponse
     clientRequest
+    replayOf
+    replays
+    conversation
+    replayRequest
     media {
       index
       mimeType
@@ -77,8 +89,10 @@ export function LogEntryView({ entry: data }: { entry: FragmentOf<typeof LogEntr
   return (
     <div className="entry">
       <EntryOutcome entry={entry} />
+      <EntryActions entry={entry} />
       <EntryFacts entry={entry} />
       <AttemptsSection attempts={attemptsOf(entry.attempts)} />
+      <ConversationSection entry={entry} />
       {images.length > 0 && (
         <Section title={images.length === 1 ? 'Image' : `Images (${images.length})`}>
           <ImagePreview entryId={entry.id} images={images} />
@@ -193,28 +207,40 @@ function EntryOutcome({ entry }: { entry: LogEntry }) {
 
 /** Gate, models, tokens, cost, latency and the rest, one fact a line. */
 function EntryFacts({ entry }: { entry: LogEntry }) {
+  const billed = billedOf(attemptsOf(entry.attempts));
   return (
     <dl className="facts">
       <Fact term="Gate">
-        {entry.gateName ?? <span className="muted">none</span>}
+        {entry.gateId ? (
+          <Link href={`/gates/${entry.gateId}`}>{entry.gateName ?? entry.gateId}</Link>
+        ) : (
+          (entry.gateName ?? <span className="muted">none</span>)
+        )}
         {entry.gateId && <div className="mono muted small">{entry.gateId}</div>}
       </Fact>
       <Fact term="Model requested">
         <span className="mono">{entry.modelRequested ?? '—'}</span>
+        {entry.ignoredOverrides.includes('model') && (
+          <div className="muted small">Named by the client, answered by the gate’s model.</div>
+        )}
       </Fact>
       <Fact term="Model used">
         <span className="mono">{entry.modelUsed ?? '—'}</span>
         {fellBack(attemptsOf(entry.attempts)) && <span className="badge info">fallback</span>}
       </Fact>
-      <Fact term="Tokens">
-        {formatCount(entry.promptTokens)} input + {formatCount(entry.completionTokens)} output ={' '}
-        {formatCount(entry.totalTokens)}
-        {entry.tokensEstimated && (
-          <span className="badge neutral" title="The provider reported no usage; Gatehouse estimated it">
-            estimated
-          </span>
-        )}
-      </Fact>
+      {billed ? (
+        <Fact term="Billed">{billed}</Fact>
+      ) : (
+        <Fact term="Tokens">
+          {formatCount(entry.promptTokens)} input + {formatCount(entry.completionTokens)} output ={' '}
+          {formatCount(entry.totalTokens)}
+          {entry.tokensEstimated && (
+            <span className="badge neutral" title="The provider reported no usage; Gatehouse estimated it">
+              estimated
+            </span>
+          )}
+        </Fact>
+      )}
       <Fact term="Cost">{formatUsd(entry.costUsd)}</Fact>
       <Fact term="Latency">{formatMs(entry.latencyMs)}</Fact>
       <Fact term="Endpoint">
@@ -222,7 +248,11 @@ function EntryFacts({ entry }: { entry: LogEntry }) {
         {entry.stream && <span className="badge neutral">stream</span>}
       </Fact>
       <Fact term="API key">
-        {entry.apiKeyName ?? <span className="muted">none (the dashboard)</span>}
+        {entry.apiKeyId ? (
+          <Link href="/api-keys">{entry.apiKeyName ?? entry.apiKeyId}</Link>
+        ) : (
+          <span className="muted">none (the dashboard)</span>
+        )}
         {entry.apiKeyId && <div className="mono muted small">{entry.apiKeyId}</div>}
       </Fact>
       {entry.endUser && (
@@ -232,10 +262,34 @@ function EntryFacts({ entry }: { entry: LogEntry }) {
       )}
       {entry.sessionId && (
         <Fact term="Session">
-          <span className="mono">{entry.sessionId}</span>
+          {entry.gateId ? (
+            <Link href={sessionHref(entry.gateId, entry.sessionId)} className="mono">
+              {entry.sessionId}
+            </Link>
+          ) : (
+            <span className="mono">{entry.sessionId}</span>
+          )}
         </Fact>
       )}
       {entry.inferredAction && <Fact term="Inferred action">{entry.inferredAction}</Fact>}
+      {entry.replayOf && (
+        <Fact term="Replay of">
+          <Link href={`/logs/${entry.replayOf}`} className="mono">
+            {entry.replayOf}
+          </Link>
+        </Fact>
+      )}
+      {entry.replays.length > 0 && (
+        <Fact term={entry.replays.length === 1 ? 'Replayed as' : `Replayed as (${entry.replays.length})`}>
+          {entry.replays.map((id) => (
+            <div key={id}>
+              <Link href={`/logs/${id}`} className="mono">
+                {id}
+              </Link>
+            </div>
+          ))}
+        </Fact>
+      )}
       {entry.ignoredOverrides.length > 0 && (
         <Fact term="Ignored overrides">
           <div className="tags">
@@ -270,6 +324,7 @@ function AttemptsSection({ attempts }: { attempts: AttemptView[] }) {
                 <th>Provider</th>
                 <th>Status</th>
                 <th>Error</th>
+                <th className="numeric">Cost</th>
                 <th className="numeric">Latency</th>
               </tr>
             </thead>
@@ -292,6 +347,17 @@ function AttemptsSection({ attempts }: { attempts: AttemptView[] }) {
                   <td data-label="Error" className="attempt-error">
                     {attempt.error ?? <span className="muted">—</span>}
                   </td>
+                  <td data-label="Cost" className="numeric">
+                    {attempt.costUsd === null ? '—' : formatUsd(attempt.costUsd)}
+                    {attempt.costUpperBound && (
+                      <div
+                        className="badge warning"
+                        title="The provider may have billed it in full: charged its worst case"
+                      >
+                        upper bound
+                      </div>
+                    )}
+                  </td>
                   <td data-label="Latency" className="numeric">
                     {attempt.latencyMs === null ? '—' : formatMs(attempt.latencyMs)}
                   </td>
@@ -302,6 +368,65 @@ function AttemptsSection({ attempts }: { attempts: AttemptView[] }) {
         </div>
       )}
     </Section>
+  );
+}
+
+/** Copy as curl, and Replay: the request sent through its gate again from Try it, as a new entry. */
+function EntryActions({ entry }: { entry: LogEntry }) {
+  const request = replayRequestOf(entry.replayRequest);
+  if (!request || !entry.gateId) return null;
+  const gateId = entry.gateId;
+  return (
+    <div className="entry-actions">
+      <CopyButton label="Copy as curl" copy={copyText(curlOf(window.location.origin, gateId, request))} />
+      <Link className="button small" href={`/gates/${gateId}?tab=try&replay=${entry.id}`}>
+        Replay
+      </Link>
+    </div>
+  );
+}
+
+/** A chat request as its messages, the answer last, beside the JSON they were read from. */
+function ConversationSection({ entry }: { entry: LogEntry }) {
+  const messages = messagesOf(entry.conversation);
+  if (!messages || messages.length === 0) return null;
+  return (
+    <Section title="Conversation">
+      <ol className="conversation">
+        {messages.map((message, index) => (
+          <Message
+            // Messages have no id: their order is the conversation.
+            // biome-ignore lint/suspicious/noArrayIndexKey: the position is the message's identity
+            key={index}
+            message={message}
+            last={index === messages.length - 1 && !!entry.providerResponse}
+          />
+        ))}
+      </ol>
+    </Section>
+  );
+}
+
+function Message({ message, last }: { message: MessageView; last: boolean }) {
+  const label = message.role === 'tool' ? 'tool result' : message.role;
+  return (
+    <li className={`message message-${message.role}`} aria-label={last ? `${label} (the answer)` : label}>
+      <div className="message-role">
+        {label}
+        {last && <span className="badge neutral">answer</span>}
+        {message.toolCallId && <span className="muted small mono"> {message.toolCallId}</span>}
+      </div>
+      {message.text !== null && <pre className="plain-text">{message.text}</pre>}
+      {message.toolCalls.map((call, index) => (
+        <div key={call.id ?? index} className="tool-item">
+          <div>
+            calls <span className="strong mono">{call.name}</span>
+            {call.id && <span className="muted small mono"> {call.id}</span>}
+          </div>
+          <JsonViewer value={call.arguments} label="Arguments" />
+        </div>
+      ))}
+    </li>
   );
 }
 

@@ -5,17 +5,65 @@ describe('the JSON fields of a log entry, read for display', () => {
   it('reads the attempts, and skips what is not one', () => {
     expect(
       attemptsOf([
-        { model: 'mock/echo', provider: 'mock', ok: false, status: 503, error: 'down', latencyMs: 4 },
-        { model: 'mock/fast', provider: 'mock', ok: true, status: 200, error: null, latencyMs: 2 },
+        {
+          model: 'mock/echo',
+          provider: 'mock',
+          ok: false,
+          status: null,
+          error: 'timed out',
+          latencyMs: 4,
+          costUsd: 0.00825,
+          costUpperBound: true,
+        },
+        {
+          model: 'mock/image',
+          provider: 'mock',
+          ok: true,
+          status: 200,
+          error: null,
+          latencyMs: 2,
+          costUsd: 0.08,
+          billed: { quantity: 2, unit: 'images' },
+        },
         'not an attempt',
       ]),
     ).toEqual([
-      { model: 'mock/echo', provider: 'mock', ok: false, status: 503, error: 'down', latencyMs: 4 },
-      { model: 'mock/fast', provider: 'mock', ok: true, status: 200, error: null, latencyMs: 2 },
+      {
+        model: 'mock/echo',
+        provider: 'mock',
+        ok: false,
+        status: null,
+        error: 'timed out',
+        latencyMs: 4,
+        costUsd: 0.00825,
+        costUpperBound: true,
+        billed: null,
+      },
+      {
+        model: 'mock/image',
+        provider: 'mock',
+        ok: true,
+        status: 200,
+        error: null,
+        latencyMs: 2,
+        costUsd: 0.08,
+        costUpperBound: false,
+        billed: { quantity: 2, unit: 'images' },
+      },
     ]);
     expect(attemptsOf(null)).toEqual([]);
     expect(attemptsOf([{ ok: 'yes' }])).toEqual([
-      { model: '—', provider: '—', ok: false, status: null, error: null, latencyMs: null },
+      {
+        model: '—',
+        provider: '—',
+        ok: false,
+        status: null,
+        error: null,
+        latencyMs: null,
+        costUsd: null,
+        costUpperBound: false,
+        billed: null,
+      },
     ]);
   });
 

@@ -10,7 +10,15 @@ export type AttemptView = {
   status: number | null;
   error: string | null;
   latencyMs: number | null;
+  /** What the attempt was charged, where the entry says (older entries: failed attempts only). */
+  costUsd: number | null;
+  /** The charge is the attempt's worst case (it timed out or was cut off), not a bill. */
+  costUpperBound: boolean;
+  /** What the answer was billed in, where it was not tokens. */
+  billed: BilledView | null;
 };
+
+export type BilledView = { quantity: number; unit: string };
 
 export type ToolCallView = { id: string | null; name: string; arguments: unknown };
 export type ToolResultView = { toolCallId: string | null; content: unknown };
@@ -31,6 +39,70 @@ export function attemptsOf(json: unknown): AttemptView[] {
     status: number(attempt.status),
     error: text(attempt.error),
     latencyMs: number(attempt.latencyMs),
+    costUsd: number(attempt.costUsd),
+    costUpperBound: attempt.costUpperBound === true,
+    billed:
+      isRecord(attempt.billed) && typeof attempt.billed.quantity === 'number' && text(attempt.billed.unit)
+        ? { quantity: attempt.billed.quantity, unit: String(attempt.billed.unit) }
+        : null,
+  }));
+}
+
+/** What the answer was billed in, where tokens were not it: "2 images", "12.5 seconds". */
+export function billedOf(attempts: readonly AttemptView[]): string | null {
+  const billed = attempts.find((attempt) => attempt.ok)?.billed;
+  if (!billed) return null;
+  const quantity = billed.quantity.toLocaleString('en-US', { maximumFractionDigits: 2 });
+  const unit = billed.quantity === 1 ? billed.unit.replace(/s$/, '') : billed.unit;
+  return `${quantity} ${unit}`;
+}
+
+/** A single-quoted shell word: runs as the text it holds, whatever that text is. */
+const shellQuoted = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
+
+/** The request to send this entry's request through its gate again (the server's `replayRequest`). */
+export type ReplayRequest = { endpoint: string; data: Record<string, unknown> };
+
+export function replayRequestOf(json: unknown): ReplayRequest | null {
+  if (!isRecord(json) || typeof json.endpoint !== 'string' || !isRecord(json.data)) return null;
+  return { endpoint: json.endpoint, data: json.data };
+}
+
+/** A runnable curl of the request to the gateway, the key left to the shell's $GATEHOUSE_KEY. */
+export function curlOf(origin: string, gateId: string, request: ReplayRequest): string {
+  const body = JSON.stringify({ gateId, data: request.data });
+  return [
+    `curl -s ${shellQuoted(origin + request.endpoint)}`,
+    `  -H "authorization: Bearer $GATEHOUSE_KEY"`,
+    `  -H 'content-type: application/json'`,
+    `  -d ${shellQuoted(body)}`,
+  ].join(' \\\n');
+}
+
+/** One message of a logged conversation (the server's `conversation`, in the native chat shape). */
+export type MessageView = {
+  role: string;
+  text: string | null;
+  toolCalls: { id: string | null; name: string; arguments: unknown }[];
+  toolCallId: string | null;
+};
+
+const partsText = (content: unknown): string | null => {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return null;
+  const parts = content.map((part) =>
+    isRecord(part) ? (text(part.text) ?? (part.type === 'image_url' ? '[image]' : '')) : '',
+  );
+  return parts.filter((p) => p !== '').join('\n') || null;
+};
+
+export function messagesOf(json: unknown): MessageView[] | null {
+  if (!Array.isArray(json)) return null;
+  return json.filter(isRecord).map((m) => ({
+    role: text(m.role) ?? 'unknown',
+    text: partsText(m.content),
+    toolCalls: toolCallsOf(m.tool_calls) ?? [],
+    toolCallId: text(m.tool_call_id),
   }));
 }
 

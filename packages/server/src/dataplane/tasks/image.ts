@@ -136,6 +136,8 @@ export const imageKind: TaskKind<ImageRequest, ImageParams, ImageAnswer> = {
       promptTokens: answer.usage?.inputTokens ?? 0,
       completionTokens: answer.usage?.outputTokens ?? 0,
     };
-    return { usage, tokensEstimated: false, costUsd: answer.images.length * each };
+    // An image model that reports tokens (gpt-image) is still priced per image here.
+    const billed = { quantity: answer.images.length, unit: 'images' as const };
+    return { usage, tokensEstimated: false, costUsd: answer.images.length * each, billed };
   },
 };

@@ -126,10 +126,12 @@ export const ocrKind: TaskKind<OcrRequest, OcrParams, OcrAnswer> = {
   worstCase: (models, params) => pageBound(params.source, params.pages) * Math.max(0, ...models.map(perPage)),
   attempt: (a) => ocr(connectionFor(a), a.model.providerModel, a.params, a.timing.signal),
   price(_model, modelId, _params, answer) {
+    const pages = countOf('pages processed', 'pages', answer.pagesProcessed);
     return {
       usage: { promptTokens: 0, completionTokens: 0 },
       tokensEstimated: false,
-      costUsd: countOf('pages processed', 'pages', answer.pagesProcessed) * perPage(modelId),
+      costUsd: pages * perPage(modelId),
+      billed: { quantity: pages, unit: 'pages' },
     };
   },
 };

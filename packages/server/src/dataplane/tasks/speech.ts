@@ -62,10 +62,12 @@ export const speechKind: TaskKind<SpeechRequest, SpeechParams, SpeechAnswer> = {
     speechCharacters(params) * Math.max(0, ...models.map((id) => perCharacter(id))),
   attempt: (a) => speak(connectionFor(a), a.model.providerModel, a.params, a.timing.signal),
   price(_model, modelId, params) {
+    const characters = speechCharacters(params);
     return {
       usage: { promptTokens: 0, completionTokens: 0 },
       tokensEstimated: false,
-      costUsd: speechCharacters(params) * perCharacter(modelId),
+      costUsd: characters * perCharacter(modelId),
+      billed: { quantity: characters, unit: 'characters' },
     };
   },
 };

@@ -109,11 +109,15 @@ function kindFor(
     },
     worstCase: (models, params) => (params.seconds / 60) * Math.max(0, ...models.map((id) => perMinute(id))),
     attempt: (a) => transcribe(connectionFor(a), a.model.providerModel, a.params, a.timing.signal),
-    price: (_model, modelId, params, answer) => ({
-      usage: { promptTokens: 0, completionTokens: 0 },
-      tokensEstimated: false,
-      costUsd: (chargedSeconds(params, answer) / 60) * perMinute(modelId),
-    }),
+    price: (_model, modelId, params, answer) => {
+      const seconds = chargedSeconds(params, answer);
+      return {
+        usage: { promptTokens: 0, completionTokens: 0 },
+        tokensEstimated: false,
+        costUsd: (seconds / 60) * perMinute(modelId),
+        billed: { quantity: seconds, unit: 'seconds' },
+      };
+    },
   };
 }
 

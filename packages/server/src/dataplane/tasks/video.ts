@@ -100,6 +100,7 @@ export const videoKind: TaskKind<VideoRequest, VideoParams, VideoAnswer> = {
       usage: { promptTokens: 0, completionTokens: 0 },
       tokensEstimated: false,
       costUsd: seconds * perSecond(modelId),
+      billed: { quantity: seconds, unit: 'seconds' },
     };
   },
 };

@@ -1,6 +1,8 @@
 import type { ArgBuilder, SchemaTypes } from '@pothos/core';
 import { GraphQLError } from 'graphql';
+import { prisma } from '../../db/client.ts';
 import { renameIssuePaths, ValidationError } from '../../domain/errors.ts';
+import { conversationOf, replayRequestOf } from '../../domain/logConversation.ts';
 import {
   encodeCursor,
   type FailuresByClass,
@@ -135,6 +137,40 @@ export const LogEntryRef = builder.objectRef<LogEntrySummary>('LogEntry').implem
       description:
         'What the client sent, on a request refused before any provider call (a bad field, a limit): bounded, files as notes; null otherwise; on log(id) only',
       resolve: (e) => detailOf(e, 'clientRequest').clientRequest,
+    }),
+    replayOf: t.field({
+      type: 'ID',
+      nullable: true,
+      description: 'The entry this request replayed (sent with x-gatehouse-replay-of); on log(id) only',
+      resolve: (e) => detailOf(e, 'replayOf').replayOf,
+    }),
+    replays: t.field({
+      type: ['ID'],
+      description: 'The entries that replayed this one, oldest first; on log(id) only',
+      resolve: (e) => detailOf(e, 'replays').replays,
+    }),
+    conversation: t.field({
+      type: 'JSON',
+      nullable: true,
+      description:
+        'A chat request as messages (system, user, assistant, tool calls and results) with the answer last, in the native chat shape; null for other types; on log(id) only',
+      resolve: (e) => conversationOf(detailOf(e, 'conversation')),
+    }),
+    replayRequest: t.field({
+      type: 'JSON',
+      nullable: true,
+      description:
+        'The native request that sends this one through its gate again, `{ endpoint, data }` (the gate’s own system prompt left out); null where it cannot be rebuilt (a file not kept); on log(id) only',
+      resolve: async (e, _args, ctx) => {
+        const entry = detailOf(e, 'replayRequest');
+        const gate = entry.gateId
+          ? await prisma.gate.findFirst({
+              where: { id: entry.gateId, userId: requireActor(ctx).user.id },
+              select: { systemPrompt: true },
+            })
+          : null;
+        return entry.gateId && gate ? replayRequestOf(entry, gate.systemPrompt) : null;
+      },
     }),
     media: t.field({
       type: [LogMediaRef],

@@ -44,7 +44,12 @@ export function anthropicError(error: unknown): { status: number; body: unknown 
     const message = error.message.replace(/^Invalid request: /, '');
     return {
       status,
-      body: { type: 'error', error: { type: ERROR_TYPE[status] ?? 'api_error', message } },
+      // Anthropic's own errors carry a top-level request_id: here, the log entry the failure left.
+      body: {
+        type: 'error',
+        error: { type: ERROR_TYPE[status] ?? 'api_error', message },
+        ...(error.requestId && { request_id: error.requestId }),
+      },
     };
   }
   if (isClientGone(error)) return { status: CLIENT_GONE_STATUS, body: null };

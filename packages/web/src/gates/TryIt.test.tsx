@@ -1,0 +1,116 @@
+import { render, screen, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { Client, fetchExchange, Provider } from 'urql';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Router } from 'wouter';
+import { memoryLocation } from 'wouter/memory-location';
+import { TryIt } from './TryIt.tsx';
+
+const GATE = '1f2e3d4c-5b6a-4789-8abc-def012345678';
+const ENTRY = '5e2d7f0a-1b3c-4d5e-8f90-a1b2c3d4e5f6';
+
+type Sent = {
+  body: { gateId: string; data: { messages: { role: string; content: unknown }[] } };
+  headers: Record<string, string>;
+};
+
+/** The gateway's /v3/chat as the mock model answers: "Echo: " and the last message. */
+function fakeGateway() {
+  const sent: Sent[] = [];
+  vi.stubGlobal('fetch', async (_url: string, init: RequestInit) => {
+    const body = JSON.parse(String(init.body)) as Sent['body'];
+    sent.push({ body, headers: init.headers as Record<string, string> });
+    const last = body.data.messages.at(-1);
+    return new Response(
+      JSON.stringify({
+        id: crypto.randomUUID(),
+        content: `Echo: ${last?.content}`,
+        model: 'mock/echo',
+        costUsd: 0,
+        latencyMs: 1,
+      }),
+      { headers: { 'content-type': 'application/json' } },
+    );
+  });
+  return sent;
+}
+
+function renderAt(path: string) {
+  const graphqlFetch = async () =>
+    new Response(
+      JSON.stringify({
+        data: {
+          log: {
+            __typename: 'LogEntry',
+            id: ENTRY,
+            gateId: GATE,
+            replayRequest: {
+              endpoint: '/v3/chat',
+              data: { messages: [{ role: 'user', content: 'from the log' }], temperature: 0.4 },
+            },
+          },
+        },
+      }),
+      { headers: { 'content-type': 'application/json' } },
+    );
+  const client = new Client({
+    url: 'http://gatehouse.test/graphql',
+    exchanges: [fetchExchange],
+    fetch: graphqlFetch,
+  });
+  const location = memoryLocation({ path });
+  render(
+    <Provider value={client}>
+      <Router hook={location.hook} searchHook={location.searchHook}>
+        <TryIt gateId={GATE} taskType="chat" />
+      </Router>
+    </Provider>,
+  );
+}
+
+afterEach(() => vi.unstubAllGlobals());
+
+describe('Try it on a chat gate', () => {
+  it('keeps the conversation: each answer appended, the next turn sending it all, with the parameters', async () => {
+    const sent = fakeGateway();
+    const user = userEvent.setup();
+    renderAt(`/gates/${GATE}?tab=try`);
+    await user.type(screen.getByLabelText('Input'), 'hello');
+    await user.type(screen.getByLabelText('Temperature (this request)'), '0.2');
+    await user.click(screen.getByRole('button', { name: 'Send' }));
+    const conversation = await screen.findByRole('region', { name: 'Conversation' });
+    await within(conversation).findByText('Echo: hello');
+    await user.type(screen.getByLabelText('Input'), 'again');
+    await user.click(screen.getByRole('button', { name: 'Send' }));
+    await within(conversation).findByText('Echo: again');
+    expect(sent[1]?.body.data).toEqual({
+      messages: [
+        { role: 'user', content: 'hello' },
+        { role: 'assistant', content: 'Echo: hello' },
+        { role: 'user', content: 'again' },
+      ],
+      temperature: 0.2,
+    });
+    expect(screen.getByRole('button', { name: 'Send' }).className).toContain('button primary');
+  });
+
+  it('replays a log entry: its request loaded, sent with x-gatehouse-replay-of', async () => {
+    const sent = fakeGateway();
+    const user = userEvent.setup();
+    renderAt(`/gates/${GATE}?tab=try&replay=${ENTRY}`);
+    await screen.findByText(/its request is\s+loaded/);
+    expect((screen.getByLabelText('Temperature (this request)') as HTMLInputElement).value).toBe('0.4');
+    await user.click(screen.getByRole('button', { name: 'Send' }));
+    await screen.findByText('Echo: from the log');
+    expect(sent[0]?.headers['x-gatehouse-replay-of']).toBe(ENTRY);
+    expect(sent[0]?.body.data).toEqual({
+      messages: [{ role: 'user', content: 'from the log' }],
+      temperature: 0.4,
+    });
+    // Replayed once: the next turn is a turn of its own.
+    await user.type(screen.getByLabelText('Input'), 'more');
+    await user.click(screen.getByRole('button', { name: 'Send' }));
+    await screen.findByText('Echo: more');
+    expect(sent[1]?.headers['x-gatehouse-replay-of']).toBeUndefined();
+  });
+});
