@@ -28,7 +28,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
     const server = await launchServer({
       from: 'built',
       dataDir,
-      readyWithinMs: 60_000,
+      readyWithinMs: 110_000,
       env: {
         GATEHOUSE_OPEN_SIGNUP: '0',
         GATEHOUSE_WEB_DIST: webDist,
