@@ -223,6 +223,8 @@ describe('a Claude Code session through a gate to Anthropic', () => {
     expect(await overloaded.json()).toEqual({
       type: 'error',
       error: { type: 'overloaded_error', message: expect.stringContaining('Overloaded') },
+      // As Anthropic's own API does: the request's id beside the error (its log entry here).
+      request_id: overloaded.headers.get('x-gatehouse-request-id'),
     });
     anthropic.upstream.reply(errorReply(400, 'messages.0: bad'));
     const refused = await send(CLAUDE_CODE_SESSION[1] as Record<string, unknown>);

@@ -174,7 +174,7 @@ describe('suspension', () => {
     const tooBig = (await race(gate.id, user.auth, 1, 'x'.repeat(100_000)))[0] as Response;
     expect(tooBig.status).toBe(402);
     expect(((await tooBig.json()) as { error: { message: string } }).error.message).toMatch(
-      /this request's worst case \$[\d.]+ exceeds what is left of its monthly spending limit/,
+      /its monthly spending limit of \$[\d.]+ is below this request's worst case of \$[\d.]+/,
     );
     expect(emulator.upstream.requests).toHaveLength(0);
     expect((await readGate(app, user, gate.id)).spendingStatus).toBe('active');

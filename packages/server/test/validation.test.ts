@@ -183,6 +183,14 @@ const BAD_VALUES: Record<string, [label: string, value: unknown][]> = {
     ['"total"', 'total'],
     ['null', null],
   ],
+  spendingAlertWebhook: [
+    ['blank', '  '],
+    ['an ftp URL', 'ftp://example.com/hook'],
+    ['not a URL', 'hooks.example.com'],
+    ['a javascript: URL', 'javascript:alert(1)'],
+    ['longer than 2,000 characters', `https://example.com/${'a'.repeat(2000)}`],
+    ['a number', 5],
+  ],
   rateLimitRpm: [
     ['0', 0],
     ['1.5', 1.5],
