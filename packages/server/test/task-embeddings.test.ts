@@ -222,6 +222,35 @@ describe('providers', () => {
     expect(answer.costUsd).toBeCloseTo((9 * 0.02) / 1e6, 14);
   });
 
+  it('knows a real model’s default length: text-embedding-3-large failing over to mistral-embed is noted', async () => {
+    const user = await signUpUser(app);
+    const gate = await embeddings.gate(user, {
+      model: 'text-embedding-3-large',
+      routingStrategy: 'fallback',
+      fallbackModels: ['mistral/mistral-embed'],
+    });
+    const vector = Array.from({ length: 1024 }, (_, i) => (i === 0 ? 1 : 0));
+    upstream.reply(
+      { type: 'json', status: 503, body: { error: { message: 'overloaded', type: 'server_error' } } },
+      {
+        type: 'json',
+        body: {
+          object: 'list',
+          data: [{ object: 'embedding', index: 0, embedding: vector }],
+          model: 'mistral-embed',
+          usage: { prompt_tokens: 2, total_tokens: 2 },
+        },
+      },
+    );
+    const res = await embeddings.send(user, gate.id, { input: 'hello' });
+    expect(res.status, await res.clone().text()).toBe(200);
+    // text-embedding-3-large gives 3,072 numbers; mistral-embed answered with 1,024.
+    expect(res.headers.get('x-gatehouse-shape-changed')).toBe('dimensions 3072 -> 1024');
+    const answer = (await res.json()) as EmbeddingsAnswer;
+    expect(answer).toMatchObject({ model: 'mistral/mistral-embed', dimensions: 1024 });
+    expect(attemptsOf(await logEntryOf(app, answer.id)).at(-1)?.shapeNote).toBe('dimensions 3072 -> 1024');
+  });
+
   it('speaks Mistral’s /v1/embeddings', async () => {
     const user = await signUpUser(app);
     const gate = await embeddings.gate(user, { model: 'mistral-embed' });
