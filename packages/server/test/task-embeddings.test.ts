@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { embeddingsKind } from '../src/dataplane/tasks/embeddings.ts';
 import { findModel } from '../src/domain/catalog.ts';
 import { useTestApp } from './support/app.ts';
-import { logEntryOf, type OpenAIError } from './support/chat.ts';
+import { attemptsOf, type LoggedAttempt, logEntryOf, type OpenAIError } from './support/chat.ts';
 import { createGate, signUpUser } from './support/factories.ts';
 import {
   expectBlockLimitHolds,
@@ -90,6 +90,70 @@ describe('POST /v3/embeddings on the mock', () => {
     expect(answer.dimensions).toBe(3072);
   });
 
+  it('says when a fallback answers in other dimensions than the primary gives, in a header and the log', async () => {
+    const user = await signUpUser(app);
+    const gate = await embeddings.gate(user, {
+      routingStrategy: 'fallback',
+      fallbackModels: ['mock/embed-large'],
+    });
+    const fail = '[mock:fail=503@mock/embed]';
+    const res = await embeddings.send(user, gate.id, { input: `shape ${fail}` });
+    expect(res.status, await res.clone().text()).toBe(200);
+    // mock/embed gives 1,536; mock/embed-large answered with 3,072.
+    expect(res.headers.get('x-gatehouse-shape-changed')).toBe('dimensions 1536 -> 3072');
+    const answer = (await res.json()) as EmbeddingsAnswer;
+    expect(answer).toMatchObject({ model: 'mock/embed-large', dimensions: 3072 });
+    const entry = await logEntryOf(app, answer.id);
+    expect(attemptsOf(entry).map((a) => [a.model, a.ok, a.dimensions, a.shapeNote])).toEqual([
+      ['mock/embed', false, undefined, undefined],
+      ['mock/embed-large', true, 3072, 'dimensions 1536 -> 3072'],
+    ]);
+    // The entry as GET /v1/logs/:id shows it.
+    const logged = (await (await app.request(`/v1/logs/${answer.id}`, { headers: user.auth })).json()) as {
+      attempts: LoggedAttempt[];
+    };
+    expect(logged.attempts.at(-1)?.shapeNote).toBe('dimensions 1536 -> 3072');
+
+    // The OpenAI drop-in says it the same way; the primary's length is the `dimensions` asked for.
+    const v1 = await app.request('/v1/embeddings', {
+      method: 'POST',
+      headers: { ...user.auth, 'x-gatehouse-gate-id': gate.id },
+      json: { model: gate.id, input: `shape ${fail}` },
+    });
+    expect(v1.status, await v1.clone().text()).toBe(200);
+    expect(v1.headers.get('x-gatehouse-shape-changed')).toBe('dimensions 1536 -> 3072');
+  });
+
+  it('notes nothing when the fallback answers in the primary’s dimensions, or the primary answers', async () => {
+    const user = await signUpUser(app);
+    const gate = await embeddings.gate(user, {
+      routingStrategy: 'fallback',
+      fallbackModels: ['mock/embed-large'],
+    });
+    // Both models shorten their vectors to the 256 asked for: the same shape.
+    const fellBack = await embeddings.send(user, gate.id, {
+      input: 'same [mock:fail=503@mock/embed]',
+      dimensions: 256,
+    });
+    expect(fellBack.status, await fellBack.clone().text()).toBe(200);
+    expect(fellBack.headers.get('x-gatehouse-shape-changed')).toBeNull();
+    const answer = (await fellBack.json()) as EmbeddingsAnswer;
+    expect(answer).toMatchObject({ model: 'mock/embed-large', dimensions: 256 });
+    const entry = await logEntryOf(app, answer.id);
+    expect(attemptsOf(entry).map((a) => [a.model, a.ok, a.dimensions, a.shapeNote])).toEqual([
+      ['mock/embed', false, undefined, undefined],
+      ['mock/embed-large', true, 256, undefined],
+    ]);
+
+    const primary = await embeddings.send(user, gate.id, { input: 'no fallback' });
+    expect(primary.status).toBe(200);
+    expect(primary.headers.get('x-gatehouse-shape-changed')).toBeNull();
+    const direct = (await primary.json()) as EmbeddingsAnswer;
+    expect(attemptsOf(await logEntryOf(app, direct.id)).map((a) => [a.dimensions, a.shapeNote])).toEqual([
+      [1536, undefined],
+    ]);
+  });
+
   it('holds a block limit under 50 concurrent requests: no overshoot, one log entry each', async () => {
     const user = await signUpUser(app);
     const input = 'the same text, embedded many times over';
@@ -156,6 +220,35 @@ describe('providers', () => {
     ]);
     expect(answer.usage).toEqual({ promptTokens: 9, totalTokens: 9 });
     expect(answer.costUsd).toBeCloseTo((9 * 0.02) / 1e6, 14);
+  });
+
+  it('knows a real model’s default length: text-embedding-3-large failing over to mistral-embed is noted', async () => {
+    const user = await signUpUser(app);
+    const gate = await embeddings.gate(user, {
+      model: 'text-embedding-3-large',
+      routingStrategy: 'fallback',
+      fallbackModels: ['mistral/mistral-embed'],
+    });
+    const vector = Array.from({ length: 1024 }, (_, i) => (i === 0 ? 1 : 0));
+    upstream.reply(
+      { type: 'json', status: 503, body: { error: { message: 'overloaded', type: 'server_error' } } },
+      {
+        type: 'json',
+        body: {
+          object: 'list',
+          data: [{ object: 'embedding', index: 0, embedding: vector }],
+          model: 'mistral-embed',
+          usage: { prompt_tokens: 2, total_tokens: 2 },
+        },
+      },
+    );
+    const res = await embeddings.send(user, gate.id, { input: 'hello' });
+    expect(res.status, await res.clone().text()).toBe(200);
+    // text-embedding-3-large gives 3,072 numbers; mistral-embed answered with 1,024.
+    expect(res.headers.get('x-gatehouse-shape-changed')).toBe('dimensions 3072 -> 1024');
+    const answer = (await res.json()) as EmbeddingsAnswer;
+    expect(answer).toMatchObject({ model: 'mistral/mistral-embed', dimensions: 1024 });
+    expect(attemptsOf(await logEntryOf(app, answer.id)).at(-1)?.shapeNote).toBe('dimensions 3072 -> 1024');
   });
 
   it('speaks Mistral’s /v1/embeddings', async () => {

@@ -15,4 +15,23 @@ export type Attempt = {
   costUpperBound?: boolean;
   /** The answer's billed quantity, on a task type priced per image, second, character or page. */
   billed?: BilledUnits;
+  /** Embeddings: the length of the answer's vectors. */
+  dimensions?: number;
+  /**
+   * The answer came from a model other than the one the request was meant for, in another shape
+   * than that model gives: "dimensions 1536 -> 3072" (also the x-gatehouse-shape-changed header).
+   */
+  shapeNote?: string;
 };
+
+/**
+ * An answer's shape where a client builds on it (embeddings: its vectors' length), and the shape
+ * the request's primary model gives for the same request; null where that is not known.
+ */
+export type AnswerShape = { dimensions: number; primaryDimensions: number | null };
+
+/** How an answer's shape differs from its primary's, in words; null where it does not (or is unknown). */
+export function shapeChange(shape: AnswerShape): string | null {
+  if (shape.primaryDimensions === null || shape.primaryDimensions === shape.dimensions) return null;
+  return `dimensions ${shape.primaryDimensions} -> ${shape.dimensions}`;
+}

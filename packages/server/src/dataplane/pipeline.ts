@@ -18,7 +18,7 @@ import { answerAttributes, genAiOperation, genAiProvider, inSpan } from '../obse
 import type { ProviderConnection, ProviderRegistry } from '../providers/registry.ts';
 import { ProviderError, type Usage } from '../providers/types.ts';
 import { type AgentRoute, type RolePicker, routeAgent } from './agent.ts';
-import type { Attempt, BilledUnits } from './attempts.ts';
+import { type AnswerShape, type Attempt, type BilledUnits, shapeChange } from './attempts.ts';
 import type { TaskCaller } from './caller.ts';
 import { CLIENT_BODY_BYTES, loggedClientBody } from './clientBody.ts';
 import { costOf } from './cost.ts';
@@ -140,6 +140,12 @@ export type TaskKind<Request extends TaskRequestBase, Params, Answer extends Tas
   logFields?(request: Request, answer: Answer | undefined): Partial<LogEntryData>;
   /** Agent gates: the request with only the `visible` tools, and the names of those it hid. */
   restrictTools?(request: Request, visible: string[]): { request: Request; hidden: string[] };
+  /**
+   * The answer's shape where a client builds on it (embeddings: its vectors' length), and what
+   * `primary` (the model the request was meant for) gives for the same params: an answer by
+   * another model in another shape is noted in its log entry and a response header.
+   */
+  shapeOf?(answer: Answer, params: Params, primary: string): AnswerShape;
   /** Agent sessions: the tool calls an answer makes. */
   toolCallsOf?(answer: Answer): { name: string; arguments: string }[];
   /** Agent sessions: what the request is about (chat: its first user message). */
@@ -169,6 +175,8 @@ export type TaskOutcome<Answer> = {
   sessionStatus?: string;
   /** The provider's usage was not believed: what was wrong, and what was charged instead. */
   usageNote?: string;
+  /** A fallback answered in another shape than the primary gives: "dimensions 1536 -> 3072". */
+  shapeNote?: string;
 };
 
 export const providerOf = (model: string) => findModel(model)?.provider ?? model.split('/')[0] ?? 'unknown';
@@ -245,7 +253,13 @@ export function connectionFor(input: AttemptInput<unknown>): ProviderConnection 
 const article = (word: string) => (/^[aeiou]/.test(word) ? 'an' : 'a');
 
 /** What the gate makes of a request: the parameters sent, and the models to try in order. */
-type Plan<Params> = { params: Params; order: string[]; ignoredOverrides: string[] };
+type Plan<Params> = {
+  params: Params;
+  /** The model the request is meant for: the gate's primary, or the client's where permitted. */
+  primary: string;
+  order: string[];
+  ignoredOverrides: string[];
+};
 
 function planFor<R extends TaskRequestBase, P, A extends TaskAnswerBase>(
   kind: TaskKind<R, P, A>,
@@ -272,7 +286,7 @@ function planFor<R extends TaskRequestBase, P, A extends TaskAnswerBase>(
     gate.fallbackModels,
     deps.random ?? Math.random,
   );
-  return { params: merged.params, order, ignoredOverrides: merged.ignoredOverrides };
+  return { params: merged.params, primary: merged.model, order, ignoredOverrides: merged.ignoredOverrides };
 }
 
 /** Everything a request's log entry is made of, gathered as the request goes. */
@@ -459,13 +473,34 @@ async function pricedAnswer<R extends TaskRequestBase, P, A extends TaskAnswerBa
   }
 }
 
-/** The answering attempt's own charge and, where tokens are not what was billed, what was. */
-function answeredAttempt(attempts: Attempt[], priced: Priced & { upperBound?: boolean }): void {
+/**
+ * The answering attempt's own charge and, where tokens are not what was billed, what was; its
+ * shape, where the type has one, and the note when it is not the shape the primary gives.
+ */
+function answeredAttempt(
+  attempts: Attempt[],
+  priced: Priced & { upperBound?: boolean },
+  shape: { dimensions: number; note: string | null } | null,
+): void {
   const answered = attempts.at(-1);
   if (!answered?.ok) return;
   answered.costUsd = recordableUsd(priced.costUsd);
   if (priced.upperBound) answered.costUpperBound = true;
   if (priced.billed) answered.billed = priced.billed;
+  if (shape) answered.dimensions = shape.dimensions;
+  if (shape?.note) answered.shapeNote = shape.note;
+}
+
+/** The answer's shape, and how it differs from the primary's when another model answered. */
+function shapeOfAnswer<P, A>(
+  kind: { shapeOf?(answer: A, params: P, primary: string): AnswerShape },
+  plan: Plan<P>,
+  answer: A,
+  modelUsed: string,
+): { dimensions: number; note: string | null } | null {
+  const shape = kind.shapeOf?.(answer, plan.params, plan.primary);
+  if (!shape) return null;
+  return { dimensions: shape.dimensions, note: modelUsed === plan.primary ? null : shapeChange(shape) };
 }
 
 /** What the attempts hear from the caller: the client leaving, and whether an answer is under way. */
@@ -662,7 +697,8 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
     const { answer, modelUsed, model } = await routeAttempts(kind, deps, t, plan, control, beforeAttempt);
     const priced = await pricedAnswer(kind, model, modelUsed, plan.params, answer, reserving);
     const costUsd = recordableUsd(priced.costUsd + t.failedCostUsd);
-    answeredAttempt(t.attempts, priced);
+    const shape = shapeOfAnswer(kind, plan, answer, modelUsed);
+    answeredAttempt(t.attempts, priced, shape);
     recorded = true;
     const { spendingWarning, spendingCrossed, crossings } = await chargeAll(
       deps.ledger,
@@ -701,6 +737,7 @@ export async function runTask<R extends TaskRequestBase, P, A extends TaskAnswer
       ...(gate.gateType === 'agent' && { action: t.action }),
       ...(sessionStatus !== undefined && { sessionStatus }),
       ...(priced.usageNote !== undefined && { usageNote: priced.usageNote }),
+      ...(shape?.note && { shapeNote: shape.note }),
     };
     const entry = logEntryOf(deps, kind, t, {
       success: true,

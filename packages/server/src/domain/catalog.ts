@@ -208,6 +208,19 @@ export function listedModelId(id: string): string | undefined {
   return all().has(id) ? id : aliasBase(id)?.id;
 }
 
+const DIMENSIONS = new Map(
+  LOCAL_CATALOG.flatMap((m) => (m.dimensions ? [[m.id, m.dimensions] as const] : [])),
+);
+
+/**
+ * The length of the vectors an embedding model answers when no `dimensions` is asked (an alias
+ * answers as the model it names); null where the catalog does not know it (a self-hosted model).
+ */
+export function defaultDimensions(id: string): number | null {
+  const listed = listedModelId(id);
+  return listed === undefined ? null : (DIMENSIONS.get(listed) ?? null);
+}
+
 /** A model by its `provider/model` id: a catalog model, an alias of one, or a self-hosted one. */
 export function findModel(id: string): CatalogModel | undefined {
   return all().get(id) ?? selfHosted(id) ?? aliasOf(id);

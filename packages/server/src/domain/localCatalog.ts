@@ -32,6 +32,8 @@ export type LocalModel = {
   outputPerMTok?: number;
   contextWindow?: number;
   unitPrices?: UnitPrices;
+  /** Embedding models: the length of the vectors they answer when no `dimensions` is asked. */
+  dimensions?: number;
 };
 
 export const LOCAL_CATALOG: LocalModel[] = [
@@ -66,6 +68,7 @@ export const LOCAL_CATALOG: LocalModel[] = [
     taskTypes: ['embeddings'],
     inputPerMTok: 0.1,
     contextWindow: 8_192,
+    dimensions: 1536,
   },
   {
     id: 'mock/embed-large',
@@ -73,6 +76,7 @@ export const LOCAL_CATALOG: LocalModel[] = [
     taskTypes: ['embeddings'],
     inputPerMTok: 0.13,
     contextWindow: 8_192,
+    dimensions: 3072,
   },
   {
     id: 'mock/image',
@@ -81,14 +85,47 @@ export const LOCAL_CATALOG: LocalModel[] = [
     unitPrices: { perImage: { default: 0.01 } },
   },
 
-  // Embeddings.
-  { id: 'openai/text-embedding-3-small', name: 'text-embedding-3-small', taskTypes: ['embeddings'] },
-  { id: 'openai/text-embedding-3-large', name: 'text-embedding-3-large', taskTypes: ['embeddings'] },
-  { id: 'openai/text-embedding-ada-002', name: 'text-embedding-ada-002', taskTypes: ['embeddings'] },
-  { id: 'gemini/gemini-embedding-001', name: 'Gemini Embedding 001', taskTypes: ['embeddings'] },
-  { id: 'gemini/text-embedding-004', name: 'Text Embedding 004', taskTypes: ['embeddings'], inputPerMTok: 0 },
-  { id: 'mistral/mistral-embed', name: 'Mistral Embed', taskTypes: ['embeddings'] },
-  { id: 'mistral/codestral-embed', name: 'Codestral Embed', taskTypes: ['embeddings'], inputPerMTok: 0.15 },
+  // Embeddings, with the vector length each answers by default (its provider's model docs): a
+  // fallback of another length is noted on the answer (dataplane/tasks/embeddings.ts).
+  {
+    id: 'openai/text-embedding-3-small',
+    name: 'text-embedding-3-small',
+    taskTypes: ['embeddings'],
+    dimensions: 1536,
+  },
+  {
+    id: 'openai/text-embedding-3-large',
+    name: 'text-embedding-3-large',
+    taskTypes: ['embeddings'],
+    dimensions: 3072,
+  },
+  {
+    id: 'openai/text-embedding-ada-002',
+    name: 'text-embedding-ada-002',
+    taskTypes: ['embeddings'],
+    dimensions: 1536,
+  },
+  {
+    id: 'gemini/gemini-embedding-001',
+    name: 'Gemini Embedding 001',
+    taskTypes: ['embeddings'],
+    dimensions: 3072,
+  },
+  {
+    id: 'gemini/text-embedding-004',
+    name: 'Text Embedding 004',
+    taskTypes: ['embeddings'],
+    inputPerMTok: 0,
+    dimensions: 768,
+  },
+  { id: 'mistral/mistral-embed', name: 'Mistral Embed', taskTypes: ['embeddings'], dimensions: 1024 },
+  {
+    id: 'mistral/codestral-embed',
+    name: 'Codestral Embed',
+    taskTypes: ['embeddings'],
+    inputPerMTok: 0.15,
+    dimensions: 1536,
+  },
 
   // Moderation. OpenAI's are free (genai-prices lists them without a price); Mistral's is priced
   // per token (mistral.ai/pricing: $0.10 per 1M tokens), and genai-prices lacks it.

@@ -24,6 +24,8 @@ export function outcomeHeaders(
     ...(o.action && { 'x-gatehouse-action': o.action }),
     ...(o.sessionStatus && { 'x-gatehouse-session-status': o.sessionStatus }),
     ...(dropped?.length && { [DROPPED_HEADER]: dropped.join(',') }),
+    // A fallback answered in another shape than the primary gives (embeddings: "dimensions 1536 -> 3072").
+    ...(o.shapeNote && { 'x-gatehouse-shape-changed': o.shapeNote }),
   };
 }
 

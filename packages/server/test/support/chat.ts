@@ -104,6 +104,9 @@ export type LoggedAttempt = {
   status: number | null;
   error: string | null;
   latencyMs: number;
+  /** Embeddings: the answer's vector length, and the note when a fallback changed it. */
+  dimensions?: number;
+  shapeNote?: string;
 };
 
 export const attemptsOf = (entry: { attempts: unknown }) => entry.attempts as LoggedAttempt[];

@@ -128,6 +128,40 @@ describe('an entry that tells the truth', () => {
     expect(screen.queryByText('Tokens')).toBeNull();
   });
 
+  it('notes an embeddings fallback that changed the dimensions, and not one that kept them', () => {
+    const embedded = (dimensions: number, shapeNote?: string) =>
+      entry({
+        endpoint: '/v3/embeddings',
+        modelRequested: 'mock/embed',
+        modelUsed: 'mock/embed-large',
+        ignoredOverrides: [],
+        conversation: null,
+        attempts: [
+          { model: 'mock/embed', provider: 'mock', ok: false, status: 503, error: 'down', latencyMs: 3 },
+          {
+            model: 'mock/embed-large',
+            provider: 'mock',
+            ok: true,
+            status: 200,
+            error: null,
+            latencyMs: 5,
+            dimensions,
+            ...(shapeNote && { shapeNote }),
+          },
+        ],
+      });
+    const { unmount } = render(<LogEntryView entry={embedded(3072, 'dimensions 1536 -> 3072')} />);
+    const note = screen.getByRole('note', { name: 'Answer shape changed' });
+    expect(note.textContent).toContain('A fallback answered in another shape than the primary model gives');
+    expect(within(note).getByText('dimensions 1536 -> 3072')).toBeTruthy();
+    expect(screen.getByText('Dimensions').nextSibling?.textContent).toBe('3,072');
+    unmount();
+
+    render(<LogEntryView entry={embedded(256)} />);
+    expect(screen.queryByRole('note', { name: 'Answer shape changed' })).toBeNull();
+    expect(screen.getByText('Dimensions').nextSibling?.textContent).toBe('256');
+  });
+
   it('shows the conversation as messages: system, user, a tool call, its result, the answer', () => {
     render(<LogEntryView entry={entry()} />);
     const conversation = screen.getByRole('region', { name: 'Conversation' });

@@ -18,6 +18,7 @@ import {
   type MessageView,
   messagesOf,
   replayRequestOf,
+  shapeOf,
   type ToolCallView,
   type ToolResultView,
   toolCallsOf,
@@ -175,8 +176,9 @@ function VideoSection({ entryId, videos }: { entryId: string; videos: StoredMedi
   );
 }
 
-/** Success or the error, when, and whether the gate's spending limit was reached. */
+/** Success or the error, when, whether a fallback changed the answer's shape, and whether the gate's spending limit was reached. */
 function EntryOutcome({ entry }: { entry: LogEntry }) {
+  const shapeNote = shapeOf(attemptsOf(entry.attempts)).note;
   return (
     <>
       <div className="entry-status">
@@ -196,6 +198,12 @@ function EntryOutcome({ entry }: { entry: LogEntry }) {
           </div>
         </div>
       )}
+      {shapeNote && (
+        <div className="banner warning" role="note" aria-label="Answer shape changed">
+          A fallback answered in another shape than the primary model gives: <strong>{shapeNote}</strong>. Its
+          vectors cannot be compared with the primary’s.
+        </div>
+      )}
       {entry.spendingWarning && (
         <div className="banner warning">
           This request reached the gate’s spending limit. The gate only alerts, so it was still served.
@@ -208,6 +216,7 @@ function EntryOutcome({ entry }: { entry: LogEntry }) {
 /** Gate, models, tokens, cost, latency and the rest, one fact a line. */
 function EntryFacts({ entry }: { entry: LogEntry }) {
   const billed = billedOf(attemptsOf(entry.attempts));
+  const { dimensions } = shapeOf(attemptsOf(entry.attempts));
   return (
     <dl className="facts">
       <Fact term="Gate">
@@ -241,6 +250,7 @@ function EntryFacts({ entry }: { entry: LogEntry }) {
           )}
         </Fact>
       )}
+      {dimensions !== null && <Fact term="Dimensions">{formatCount(dimensions)}</Fact>}
       <Fact term="Cost">{formatUsd(entry.costUsd)}</Fact>
       <Fact term="Latency">{formatMs(entry.latencyMs)}</Fact>
       <Fact term="Endpoint">

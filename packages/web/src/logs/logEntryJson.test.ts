@@ -38,6 +38,8 @@ describe('the JSON fields of a log entry, read for display', () => {
         costUsd: 0.00825,
         costUpperBound: true,
         billed: null,
+        dimensions: null,
+        shapeNote: null,
       },
       {
         model: 'mock/image',
@@ -49,6 +51,8 @@ describe('the JSON fields of a log entry, read for display', () => {
         costUsd: 0.08,
         costUpperBound: false,
         billed: { quantity: 2, unit: 'images' },
+        dimensions: null,
+        shapeNote: null,
       },
     ]);
     expect(attemptsOf(null)).toEqual([]);
@@ -63,6 +67,8 @@ describe('the JSON fields of a log entry, read for display', () => {
         costUsd: null,
         costUpperBound: false,
         billed: null,
+        dimensions: null,
+        shapeNote: null,
       },
     ]);
   });

@@ -16,6 +16,10 @@ export type AttemptView = {
   costUpperBound: boolean;
   /** What the answer was billed in, where it was not tokens. */
   billed: BilledView | null;
+  /** Embeddings: the length of the answer's vectors. */
+  dimensions: number | null;
+  /** A fallback answered in another shape than the primary gives: "dimensions 1536 -> 3072". */
+  shapeNote: string | null;
 };
 
 export type BilledView = { quantity: number; unit: string };
@@ -45,7 +49,18 @@ export function attemptsOf(json: unknown): AttemptView[] {
       isRecord(attempt.billed) && typeof attempt.billed.quantity === 'number' && text(attempt.billed.unit)
         ? { quantity: attempt.billed.quantity, unit: String(attempt.billed.unit) }
         : null,
+    dimensions: number(attempt.dimensions),
+    shapeNote: text(attempt.shapeNote),
   }));
+}
+
+/** The answer's shape: its vectors' length, and the note when a fallback changed it. */
+export function shapeOf(attempts: readonly AttemptView[]): {
+  dimensions: number | null;
+  note: string | null;
+} {
+  const answered = attempts.find((attempt) => attempt.ok);
+  return { dimensions: answered?.dimensions ?? null, note: answered?.shapeNote ?? null };
 }
 
 /** What the answer was billed in, where tokens were not it: "2 images", "12.5 seconds". */

@@ -3,7 +3,7 @@
  * per input token; a block gate reserves one token per byte of input, which no tokenizer exceeds.
  */
 import { z } from 'zod';
-import { findModel } from '../../domain/catalog.ts';
+import { defaultDimensions, findModel } from '../../domain/catalog.ts';
 import type { Gate } from '../../generated/prisma/client.ts';
 import { type EmbeddingAnswer, type EmbeddingParams, embed } from '../../providers/tasks/embeddings.ts';
 import { costOf, countTextTokens, tokensBound } from '../cost.ts';
@@ -68,6 +68,11 @@ export const embeddingsKind: TaskKind<EmbeddingsRequest, EmbeddingParams, Embedd
   worstCase: (models, params) => tokensBound(params.input) * dearestInputPerToken(models),
   promptTokens: (params) => countTextTokens(params.input),
   attempt: (a) => embed(connectionFor(a), a.model.providerModel, a.params, a.timing.signal),
+  // The vectors' length: the primary's is the `dimensions` asked for, else its default.
+  shapeOf: (answer, params, primary) => ({
+    dimensions: answer.embeddings[0]?.length ?? 0,
+    primaryDimensions: params.dimensions ?? defaultDimensions(primary),
+  }),
   async price(_model, modelId, params, answer) {
     const reported = answer.promptTokens;
     const promptTokens = reported ?? (await countTextTokens(params.input));

@@ -3,6 +3,7 @@
  * family), Gemini's `batchEmbedContents`, and the mock's deterministic unit vectors.
  */
 import { createHash } from 'node:crypto';
+import { defaultDimensions } from '../../domain/catalog.ts';
 import { postJson } from '../http.ts';
 import { mockMisbehaviour } from '../mock.ts';
 import type { ProviderConnection } from '../registry.ts';
@@ -116,8 +117,6 @@ export function mockVector(text: string, dimensions: number): number[] {
   return values.map((v) => v / norm);
 }
 
-const MOCK_DIMENSIONS: Record<string, number> = { embed: 1536, 'embed-large': 3072 };
-
 async function mockEmbed(
   conn: ProviderConnection,
   model: string,
@@ -129,7 +128,8 @@ async function mockEmbed(
     () => request,
     (async () => {
       await mockMisbehaviour(params.input.join('\n'), model, { latencyMs: conn.mockLatencyMs, signal });
-      const dimensions = params.dimensions ?? MOCK_DIMENSIONS[model] ?? 1536;
+      // Each mock model's own length, as the catalog lists it (mock/embed 1,536, mock/embed-large 3,072).
+      const dimensions = params.dimensions ?? defaultDimensions(`mock/${model}`) ?? 1536;
       const embeddings = params.input.map((text) => mockVector(text, dimensions));
       const promptTokens = params.input.reduce((n, text) => n + Math.max(1, Math.ceil(text.length / 4)), 0);
       return {
