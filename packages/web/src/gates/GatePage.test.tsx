@@ -256,7 +256,7 @@ describe('the gate page form', () => {
     const graphql = fakeGraphQL(gate, saved(gate), [delivery]);
     await renderGatePage(graphql, '?tab=spending');
 
-    expect(screen.getByText(/One request's worst case:/).textContent).toContain('0.0042');
+    expect(screen.getByText(/One request can cost up to/).textContent).toContain('0.0042');
     const warning = screen.getByRole('alert');
     expect(warning.textContent).toMatch(/below one request's worst case .*every request will be refused/);
     // Alert only lets every request through: no warning.
