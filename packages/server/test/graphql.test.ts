@@ -350,35 +350,6 @@ describe('models', () => {
   });
 });
 
-describe('providers', () => {
-  const configured = useTestApp({ OPENAI_API_KEY: 'sk-test-configured' });
-
-  it('says which providers are configured and names the variable the others need', async () => {
-    type Listed = { id: string; name: string; configured: boolean; envVariable: string | null };
-    const read = async (on: typeof app) => {
-      const user = await signUpUser(on);
-      const res = await graphql<{ providers: Listed[] }>(
-        on,
-        user,
-        'query { providers { id name configured envVariable } }',
-      );
-      return new Map(res.data?.providers.map((p) => [p.id, p]));
-    };
-    const bare = await read(app);
-    expect(bare.get('mock')).toEqual({ id: 'mock', name: 'Mock', configured: true, envVariable: null });
-    expect(bare.get('openai')).toMatchObject({ configured: false, envVariable: 'OPENAI_API_KEY' });
-    expect(bare.get('anthropic')).toMatchObject({ configured: false, envVariable: 'ANTHROPIC_API_KEY' });
-    expect(bare.get('ollama')).toMatchObject({ configured: false, envVariable: 'OLLAMA_BASE_URL' });
-    const withKey = await read(configured);
-    expect(withKey.get('openai')).toMatchObject({ configured: true, envVariable: 'OPENAI_API_KEY' });
-  });
-
-  it('is for signed-in users only', async () => {
-    const res = await graphql(app, null, 'query { providers { id } }');
-    expect(res.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
-  });
-});
-
 describe('requestWorstCase', () => {
   const QUERY = `query($taskType: TaskType!, $model: String!, $fallbackModels: [String!], $maxTokens: Int, $systemPrompt: String) {
     requestWorstCase(taskType: $taskType, model: $model, fallbackModels: $fallbackModels, maxTokens: $maxTokens, systemPrompt: $systemPrompt)
@@ -454,5 +425,34 @@ describe('requestWorstCase', () => {
     const res = await graphql(app, null, QUERY, { taskType: 'CHAT', model: 'mock/echo' });
     expect(res.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
     expect(res.data?.requestWorstCase ?? null).toBeNull();
+  });
+});
+
+describe('providers', () => {
+  const configured = useTestApp({ OPENAI_API_KEY: 'sk-test-configured' });
+
+  it('says which providers are configured and names the variable the others need', async () => {
+    type Listed = { id: string; name: string; configured: boolean; envVariable: string | null };
+    const read = async (on: typeof app) => {
+      const user = await signUpUser(on);
+      const res = await graphql<{ providers: Listed[] }>(
+        on,
+        user,
+        'query { providers { id name configured envVariable } }',
+      );
+      return new Map(res.data?.providers.map((p) => [p.id, p]));
+    };
+    const bare = await read(app);
+    expect(bare.get('mock')).toEqual({ id: 'mock', name: 'Mock', configured: true, envVariable: null });
+    expect(bare.get('openai')).toMatchObject({ configured: false, envVariable: 'OPENAI_API_KEY' });
+    expect(bare.get('anthropic')).toMatchObject({ configured: false, envVariable: 'ANTHROPIC_API_KEY' });
+    expect(bare.get('ollama')).toMatchObject({ configured: false, envVariable: 'OLLAMA_BASE_URL' });
+    const withKey = await read(configured);
+    expect(withKey.get('openai')).toMatchObject({ configured: true, envVariable: 'OPENAI_API_KEY' });
+  });
+
+  it('is for signed-in users only', async () => {
+    const res = await graphql(app, null, 'query { providers { id } }');
+    expect(res.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
   });
 });
