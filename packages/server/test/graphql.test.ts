@@ -350,6 +350,84 @@ describe('models', () => {
   });
 });
 
+describe('requestWorstCase', () => {
+  const QUERY = `query($taskType: TaskType!, $model: String!, $fallbackModels: [String!], $maxTokens: Int, $systemPrompt: String) {
+    requestWorstCase(taskType: $taskType, model: $model, fallbackModels: $fallbackModels, maxTokens: $maxTokens, systemPrompt: $systemPrompt)
+  }`;
+
+  it('answers what a saved gate with the same settings reports as its requestWorstCaseUsd', async () => {
+    const user = await signUpUser(app);
+    const settings = {
+      model: 'mock/echo',
+      fallbackModels: ['openai/gpt-4o'],
+      maxTokens: 3000,
+      systemPrompt: 'You answer questions about invoices, briefly.',
+    };
+    const gate = await createGate(app, user, settings);
+    const res = await graphql<{ requestWorstCase: number | null }>(app, user, QUERY, {
+      taskType: 'CHAT',
+      ...settings,
+      model: 'mock/echo',
+    });
+    expect(res.errors).toBeUndefined();
+    expect(gate.requestWorstCaseUsd).toBeGreaterThan(0);
+    expect(res.data?.requestWorstCase).toBe(gate.requestWorstCaseUsd);
+    // The dearest model sets it: without gpt-4o as a fallback it is less; a bigger cap costs more.
+    const alone = await graphql<{ requestWorstCase: number }>(app, user, QUERY, {
+      taskType: 'CHAT',
+      model: 'mock/echo',
+      maxTokens: 3000,
+      systemPrompt: settings.systemPrompt,
+    });
+    expect(alone.data?.requestWorstCase).toBeLessThan(gate.requestWorstCaseUsd as number);
+    const bigger = await graphql<{ requestWorstCase: number }>(app, user, QUERY, {
+      taskType: 'CHAT',
+      ...settings,
+      maxTokens: 6000,
+    });
+    expect(bigger.data?.requestWorstCase).toBeGreaterThan(gate.requestWorstCaseUsd as number);
+    // Task types priced by their input have none, as their gates have none.
+    const image = await graphql<{ requestWorstCase: number | null }>(app, user, QUERY, {
+      taskType: 'IMAGE',
+      model: 'mock/image',
+    });
+    expect(image.errors).toBeUndefined();
+    expect(image.data?.requestWorstCase).toBeNull();
+  });
+
+  it('refuses bad settings as BAD_USER_INPUT naming each field, not a server error', async () => {
+    const user = await signUpUser(app);
+    const res = await graphql(app, user, QUERY, {
+      taskType: 'CHAT',
+      model: 'no-such/model',
+      fallbackModels: ['mock/image'],
+      maxTokens: 0,
+    });
+    expect(res.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(res.errors?.[0]?.extensions?.issues).toEqual([{ path: 'maxTokens', message: expect.any(String) }]);
+    const unknown = await graphql(app, user, QUERY, { taskType: 'CHAT', model: 'no-such/model' });
+    expect(unknown.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(unknown.errors?.[0]?.extensions?.issues).toEqual([
+      { path: 'model', message: expect.stringContaining('no-such/model') },
+    ]);
+    const wrongTask = await graphql(app, user, QUERY, {
+      taskType: 'CHAT',
+      model: 'mock/echo',
+      fallbackModels: ['mock/image'],
+    });
+    expect(wrongTask.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(wrongTask.errors?.[0]?.extensions?.issues).toEqual([
+      { path: 'fallbackModels.0', message: expect.stringContaining('does not support task type "chat"') },
+    ]);
+  });
+
+  it('is for signed-in callers only', async () => {
+    const res = await graphql(app, null, QUERY, { taskType: 'CHAT', model: 'mock/echo' });
+    expect(res.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    expect(res.data?.requestWorstCase ?? null).toBeNull();
+  });
+});
+
 describe('providers', () => {
   const configured = useTestApp({ OPENAI_API_KEY: 'sk-test-configured' });
 

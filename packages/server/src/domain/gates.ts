@@ -4,6 +4,7 @@ import {
   GATE_DEFAULTS,
   type GatePatch,
   type GateSettings,
+  gateFieldSchemas,
   LIMITS,
   parseGateInput,
   settleGateSettings,
@@ -103,7 +104,12 @@ function schemaIssues(schema: GatePatch['responseFormatSchema']): FieldIssue[] {
 
 /** Every rule a gate must satisfy as a whole, including the catalog's; its schema: schemaIssues. */
 function gateIssues(gate: GateSettings, sent: readonly string[]): FieldIssue[] {
-  const issues = crossFieldIssues(gate, sent);
+  return [...crossFieldIssues(gate, sent), ...modelIssues(gate)];
+}
+
+/** The catalog's word on a gate's models: each must exist and serve its task type. */
+function modelIssues(gate: Pick<GateSettings, 'model' | 'fallbackModels' | 'taskType'>): FieldIssue[] {
+  const issues: FieldIssue[] = [];
   const primary = modelProblem(gate.model, gate.taskType);
   if (primary) issues.push({ path: 'model', message: primary });
   gate.fallbackModels.forEach((model, i) => {
@@ -420,3 +426,25 @@ export function gateState(gate: Gate, spending: SpendingCounters, now = new Date
 }
 
 export type GateState = ReturnType<typeof gateState>;
+
+/** The settings one request's worst case depends on: what a gate form asks before it is saved. */
+const worstCaseInputSchema = z.strictObject({
+  taskType: gateFieldSchemas.taskType,
+  model: gateFieldSchemas.model,
+  fallbackModels: gateFieldSchemas.fallbackModels.default([]),
+  maxTokens: gateFieldSchemas.maxTokens.default(null),
+  systemPrompt: gateFieldSchemas.systemPrompt.default(null),
+});
+
+/**
+ * One request's least worst case (USD) on a gate with these settings, saved or not: the rule a
+ * saved gate's requestWorstCaseUsd follows (gateRequestWorstCase), after the same checks and
+ * model-name resolution as a gate's. Null for task types priced by their input.
+ */
+export function requestWorstCase(raw: unknown, models: ModelNames): number | null {
+  const parsed = parseWith(worstCaseInputSchema, raw);
+  const named = withModelIds(parsed, models);
+  const issues = modelIssues(named);
+  if (issues.length > 0) throw new ValidationError(issues);
+  return gateRequestWorstCase(named);
+}

@@ -54,6 +54,18 @@ const PROVIDERS = [
 
 type Variables = Record<string, unknown>;
 
+/**
+ * The server's answer to requestWorstCase, as a stand-in rule: $0.000001 per output token on mock
+ * models, ten times that when gpt-4o is among them; null for images. The figure's own rule is the
+ * server's (tested there); this test is about the form asking as it changes and what it shows.
+ */
+function worstCase(variables: Variables): number | null {
+  if (variables.taskType !== 'CHAT') return null;
+  const models = [variables.model, ...((variables.fallbackModels as string[] | null) ?? [])];
+  const perToken = models.includes('openai/gpt-4o') ? 0.00001 : 0.000001;
+  return ((variables.maxTokens as number | null) ?? 4096) * perToken;
+}
+
 /** The GraphQL server as a test double behind urql's real client: models by task type, providers, createGate. */
 function fakeGraphQL() {
   const sent: { operation: string; variables: Variables }[] = [];
@@ -66,14 +78,16 @@ function fakeGraphQL() {
         ? { models: MODELS[String(body.variables.taskType)] ?? [] }
         : operation === 'Providers'
           ? { providers: PROVIDERS }
-          : operation === 'CreateGate'
-            ? {
-                createGate: {
-                  __typename: 'MutationCreateGateSuccess',
-                  data: { __typename: 'Gate', id: NEW_ID, name: 'Support bot' },
-                },
-              }
-            : null;
+          : operation === 'RequestWorstCase'
+            ? { requestWorstCase: worstCase(body.variables) }
+            : operation === 'CreateGate'
+              ? {
+                  createGate: {
+                    __typename: 'MutationCreateGateSuccess',
+                    data: { __typename: 'Gate', id: NEW_ID, name: 'Support bot' },
+                  },
+                }
+              : null;
     return new Response(JSON.stringify(data ? { data } : { errors: [{ message: `no ${operation} here` }] }), {
       headers: { 'content-type': 'application/json' },
     });
@@ -233,5 +247,67 @@ describe('creating a gate', () => {
     confirm.mockReturnValue(true);
     await user.click(screen.getByRole('button', { name: 'Cancel' }));
     expect(location.history?.at(-1)).toBe('/gates');
+  });
+});
+
+describe('one request’s worst case', () => {
+  it('shows beside the limit what one request can cost for the models and max tokens chosen, and warns while a block limit is below it', async () => {
+    const user = userEvent.setup();
+    const { picker, graphql } = await renderCreatePage();
+    // No model yet: nothing to price.
+    expect(screen.queryByText(/One request can cost up to/)).toBeNull();
+
+    await user.type(picker, 'echo');
+    await user.click(screen.getByRole('option', { name: /^mock\/echo/ }));
+    const figure = await screen.findByText(/One request can cost up to/);
+    expect(figure.textContent).toContain('$0.0041');
+
+    await user.type(screen.getByLabelText('Limit (USD)'), '0.002');
+    expect(screen.queryByRole('alert')).toBeNull(); // alert only lets every request through
+    await user.selectOptions(screen.getByLabelText('Enforcement'), 'block');
+    expect(screen.getByRole('alert').textContent).toMatch(
+      /This limit \(\$0\.002\) is below one request's worst case \(\$0\.0041\): every request will be refused/,
+    );
+
+    // A lower output cap: asked again with it, and the limit now covers a request.
+    await user.type(screen.getByLabelText('Max tokens'), '1000');
+    await waitFor(() =>
+      expect(screen.getByText(/One request can cost up to/).textContent).toContain('$0.001'),
+    );
+    expect(screen.queryByText(/every request will be refused/)).toBeNull();
+    expect(graphql.sent.filter((call) => call.operation === 'RequestWorstCase').at(-1)?.variables).toEqual({
+      taskType: 'CHAT',
+      model: 'mock/echo',
+      fallbackModels: [],
+      maxTokens: 1000,
+      systemPrompt: null,
+    });
+
+    // A dearer fallback raises it above the limit again.
+    await user.selectOptions(screen.getByLabelText('Routing strategy'), 'fallback');
+    await user.click(screen.getByRole('button', { name: 'Add fallback model' }));
+    await user.type(screen.getByRole('combobox', { name: 'Fallback 1' }), 'gpt-4o');
+    await user.click(screen.getByRole('option', { name: /^openai\/gpt-4o(?!-)/ }));
+    await waitFor(() =>
+      expect(screen.getByText(/One request can cost up to/).textContent).toContain('$0.01'),
+    );
+    expect(screen.getByRole('alert').textContent).toMatch(/every request will be refused with HTTP 402/);
+  }, 20_000);
+
+  it('shows no figure for a task type priced by its input', async () => {
+    const user = userEvent.setup();
+    const { graphql } = await renderCreatePage();
+    await user.selectOptions(screen.getByLabelText('Task type'), 'image');
+    const picker = screen.getByRole('combobox', { name: 'Model' });
+    await user.type(picker, 'dall');
+    await user.click(screen.getByRole('option', { name: /^openai\/dall-e-2/ }));
+    await waitFor(() =>
+      expect(
+        graphql.sent.some(
+          (call) => call.operation === 'RequestWorstCase' && call.variables.taskType === 'IMAGE',
+        ),
+      ).toBe(true),
+    );
+    expect(screen.queryByText(/One request can cost up to/)).toBeNull();
   });
 });

@@ -10,6 +10,7 @@ import { leaveWithoutAsking, useUnsavedChanges } from '../ui/unsavedChanges.ts';
 import { useTitle } from '../ui/useTitle.ts';
 import { GateForm } from './GateForm.tsx';
 import { emptyGateForm, fieldOfIssue, type GateFormValues, gateFormResolver } from './gateForm.ts';
+import { useRequestWorstCase } from './useRequestWorstCase.ts';
 import { useTaskModels } from './useTaskModels.ts';
 
 const CreateGateMutation = graphql(
@@ -38,6 +39,7 @@ export function CreateGatePage() {
     resolver: gateFormResolver,
   });
   const { models, modelsState } = useTaskModels(form);
+  const worstCaseUsd = useRequestWorstCase(form) ?? null;
   const [, createGate] = useMutation(CreateGateMutation);
   const [, navigate] = useLocation();
   useUnsavedChanges(form.formState.isDirty);
@@ -75,6 +77,7 @@ export function CreateGatePage() {
         modelsState={modelsState}
         submitLabel="Create gate"
         onCancel={() => navigate('/gates')}
+        worstCaseUsd={worstCaseUsd}
       />
     </section>
   );

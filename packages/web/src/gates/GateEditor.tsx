@@ -32,6 +32,7 @@ import { SpendingAlert, SpendingBadge, SpendingNow } from './SpendingNotice.tsx'
 import { SubGates } from './SubGates.tsx';
 import { TryIt } from './TryIt.tsx';
 import { UseGate } from './UseGate.tsx';
+import { useRequestWorstCase } from './useRequestWorstCase.ts';
 import { useTaskModels } from './useTaskModels.ts';
 
 const UpdateGateMutation = graphql(
@@ -84,6 +85,8 @@ export function GateEditor({
 }) {
   const { form, saved, rebase, discard } = useGateEditForm(gate);
   const { models, modelsState } = useTaskModels(form);
+  // The figure follows unsaved edits; until the server answers for them, the saved gate's.
+  const liveWorstCase = useRequestWorstCase(form);
   const [, updateGate] = useMutation(UpdateGateMutation);
   const onDelete = useDeleteGate(gate.id);
   const showField = useShowField(form, tab, onTabChange);
@@ -176,7 +179,7 @@ export function GateEditor({
             <AlertDeliveries gateId={gate.id} />
           </>
         }
-        worstCaseUsd={gate.requestWorstCaseUsd}
+        worstCaseUsd={liveWorstCase === undefined ? gate.requestWorstCaseUsd : liveWorstCase}
         tryIt={<TryIt gateId={gate.id} taskType={fromEnum(TASK_TYPES, gate.taskType)} />}
         agent={gate.gateType === 'AGENT'}
         subGates={<SubGates gateId={gate.id} active={tab === 'subgates'} />}

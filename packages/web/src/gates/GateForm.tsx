@@ -23,6 +23,7 @@ export function GateForm({
   modelsState,
   submitLabel,
   onCancel,
+  worstCaseUsd = null,
 }: {
   form: UseFormReturn<GateFormValues, unknown, GateCreate>;
   onSubmit: (input: GateCreate) => Promise<void>;
@@ -30,6 +31,8 @@ export function GateForm({
   modelsState: ModelsState;
   submitLabel: string;
   onCancel: () => void;
+  /** One request's worst case for the settings as they stand, where known. */
+  worstCaseUsd?: number | null;
 }) {
   const { handleSubmit, formState } = form;
   const { errors, isSubmitting } = formState;
@@ -68,7 +71,7 @@ export function GateForm({
 
       <fieldset>
         <legend>Spending limits</legend>
-        <SpendingFields form={form} />
+        <SpendingFields form={form} worstCaseUsd={worstCaseUsd} />
       </fieldset>
 
       <UnconfiguredWarning form={form} models={models} />

@@ -25,6 +25,7 @@ function fakeGraphQL(
   gate: ReturnType<typeof storedGate>,
   update: (input: Variables) => UpdateOutcome,
   deliveries: unknown[] = [],
+  worstCase: ((variables: Variables) => number | null) | null = null,
 ) {
   const sent: { operation: string; variables: Variables }[] = [];
   const fetch = vi.fn(async (_url: RequestInfo | URL, init?: RequestInit) => {
@@ -53,7 +54,9 @@ function fakeGraphQL(
                 }
               : operation === 'AlertDeliveries'
                 ? { spendingAlertDeliveries: deliveries }
-                : null;
+                : operation === 'RequestWorstCase' && worstCase
+                  ? { requestWorstCase: worstCase(body.variables) }
+                  : null;
     return new Response(JSON.stringify(data ? { data } : { errors: [{ message: `no ${operation} here` }] }), {
       headers: { 'content-type': 'application/json' },
     });
@@ -256,7 +259,7 @@ describe('the gate page form', () => {
     const graphql = fakeGraphQL(gate, saved(gate), [delivery]);
     await renderGatePage(graphql, '?tab=spending');
 
-    expect(screen.getByText(/One request's worst case:/).textContent).toContain('0.0042');
+    expect(screen.getByText(/One request can cost up to/).textContent).toContain('0.0042');
     const warning = screen.getByRole('alert');
     expect(warning.textContent).toMatch(/below one request's worst case .*every request will be refused/);
     // Alert only lets every request through: no warning.
@@ -278,6 +281,26 @@ describe('the gate page form', () => {
     await screen.findByText('Saved 2 changes.');
     expect(graphql.inputs()).toEqual([{ spendingLimit: 5, spendingAlertWebhook: null }]);
   }, 20_000);
+
+  it('updates one request’s worst case as Max tokens is edited, before saving', async () => {
+    const user = userEvent.setup();
+    const gate = storedGate({
+      spendingLimit: 0.001,
+      spendingEnforcement: 'BLOCK',
+      requestWorstCaseUsd: 0.0042,
+    });
+    // The server's answer for unsaved settings: $0.000001 per output token (4,200 when unset).
+    const perToken = (variables: Variables) => ((variables.maxTokens as number | null) ?? 4200) * 0.000001;
+    await renderGatePage(fakeGraphQL(gate, saved(gate), [], perToken), '?tab=request');
+
+    await user.type(screen.getByLabelText('Max tokens'), '500');
+    await user.click(tab('Spending Limits'));
+    await waitFor(() =>
+      expect(screen.getByText(/One request can cost up to/).textContent).toContain('$0.0005'),
+    );
+    // The limit now covers a request: no warning, though the saved gate's worst case is above it.
+    expect(screen.queryByText(/every request will be refused/)).toBeNull();
+  });
 
   it('sends rate limits as whole numbers, a cleared one as null, and refuses 0 on its field', async () => {
     const user = userEvent.setup();

@@ -15,6 +15,7 @@ import {
   gateListQuerySchema,
   gateState,
   gatesPage,
+  requestWorstCase,
   updateGate,
 } from '../../domain/gates.ts';
 import type { Gate } from '../../generated/prisma/client.ts';
@@ -287,6 +288,24 @@ builder.queryFields((t) => ({
           },
         };
       }),
+  }),
+  requestWorstCase: t.float({
+    nullable: true,
+    description:
+      "One request's least worst case (USD) on a gate with these settings, saved or not: the rule Gate.requestWorstCaseUsd follows; null for task types priced by their input. Bad settings: BAD_USER_INPUT naming the fields",
+    args: {
+      taskType: t.arg({ type: TaskType, required: true }),
+      model: t.arg.string({ required: true }),
+      fallbackModels: t.arg.stringList(),
+      maxTokens: t.arg.int(),
+      systemPrompt: t.arg.string(),
+    },
+    resolve: (_root, args, ctx) => {
+      requireActor(ctx);
+      return userInput(async () =>
+        requestWorstCase(Object.fromEntries(Object.entries(args).filter(([, v]) => v != null)), ctx.models),
+      );
+    },
   }),
 }));
 

@@ -20,8 +20,8 @@ const enforcementLabels: Record<GateFormValues['spendingEnforcement'], string> =
 };
 
 /**
- * One request's least worst case beside the limit (the saved gate's: its models, system prompt
- * and output cap), and a warning when a block limit is below it: every request is refused.
+ * One request's least worst case beside the limit (for the form's models, system prompt and
+ * output cap as they stand), and a warning when a block limit is below it: every request is refused.
  */
 export function WorstCaseNotice({ form, worstCaseUsd }: { form: GateFormApi; worstCaseUsd: number }) {
   const [limitText, enforcement] = form.watch(['spendingLimit', 'spendingEnforcement']);
@@ -31,9 +31,9 @@ export function WorstCaseNotice({ form, worstCaseUsd }: { form: GateFormApi; wor
   return (
     <div className="worst-case">
       <p className="hint" id="worst-case">
-        One request's worst case: <strong>{formatUsd(worstCaseUsd)}</strong> (the saved models' dearest price
-        for the system prompt and the output cap; a longer prompt costs more). A block limit reserves it
-        before each call.
+        One request can cost up to <strong>{formatUsd(worstCaseUsd)}</strong>: the dearest of these models,
+        for the system prompt and Max tokens (a longer prompt costs more). A block limit reserves it before
+        each call.
       </p>
       {refusesAll && (
         <p className="banner warning" role="alert">
@@ -47,7 +47,7 @@ export function WorstCaseNotice({ form, worstCaseUsd }: { form: GateFormApi; wor
 
 /**
  * The limit, its period and its enforcement, where alerts go, then the rate limits; the gate
- * page puts the spending so far below them. `worstCaseUsd`: the saved gate's, where known.
+ * page puts the spending so far below them. `worstCaseUsd`: one request's, for the form's settings, where known.
  */
 export function SpendingFields({
   form,
