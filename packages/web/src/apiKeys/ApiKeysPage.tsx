@@ -10,6 +10,7 @@ import { logsSearch } from '../logs/logSearch.ts';
 import { ApiKeyReveal } from '../session/ApiKeyReveal.tsx';
 import { AskButton, ConfirmRow, useConfirmation } from '../ui/Confirm.tsx';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
+import { TableWrap } from '../ui/TableWrap.tsx';
 import { useTitle } from '../ui/useTitle.ts';
 import {
   type ApiKeyLimitsValues,
@@ -335,7 +336,7 @@ const COLUMNS = 9;
 
 function ApiKeysTable({ keys, actions }: { keys: ApiKeyRow[]; actions: RowActions }) {
   return (
-    <div className="table-wrap">
+    <TableWrap label="API keys">
       <table className="table">
         <thead>
           <tr>
@@ -358,7 +359,7 @@ function ApiKeysTable({ keys, actions }: { keys: ApiKeyRow[]; actions: RowAction
           ))}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }
 

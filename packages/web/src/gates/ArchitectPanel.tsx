@@ -9,6 +9,7 @@ import { MutationErrorFields } from '../forms/mutationErrors.ts';
 import { graphql, type ResultOf } from '../graphql.ts';
 import { formatCount, formatDateTime, formatMs, formatUsd } from '../logs/format.ts';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
+import { TableWrap } from '../ui/TableWrap.tsx';
 
 /** Excluded models listed open up to this many; more (the catalog can exclude dozens) start collapsed. */
 const EXCLUDED_OPEN = 5;
@@ -314,7 +315,7 @@ function ScoresTable({ scores, analysis }: { scores: Score[]; analysis: TaskAnal
   const role = (model: string) =>
     model === analysis.primary ? 'recommended' : analysis.fallbacks.includes(model) ? 'fallback' : null;
   return (
-    <div className="table-wrap">
+    <TableWrap label="Model scores">
       <table className="table compact" aria-label="Model scores">
         <thead>
           <tr>
@@ -371,7 +372,7 @@ function ScoresTable({ scores, analysis }: { scores: Score[]; analysis: TaskAnal
         Scores are 0 to 1 among the models that pass the filters; the total is the weighted sum times
         reliability.
       </p>
-    </div>
+    </TableWrap>
   );
 }
 

@@ -2,6 +2,7 @@ import { useQuery } from 'urql';
 import { Link } from 'wouter';
 import { graphql } from '../graphql.ts';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
+import { TableWrap } from '../ui/TableWrap.tsx';
 import { DetachableRow, useDetachSubGate } from './DetachRow.tsx';
 
 const GateConnectionsQuery = graphql(`
@@ -44,7 +45,7 @@ export function Connections({ gateId, active }: { gateId: string; active: boolea
         <p className="empty-line">No agent gate uses this gate as a sub-gate.</p>
       )}
       {connections.length > 0 && (
-        <div className="table-wrap">
+        <TableWrap label="Agent gates using this gate">
           <table className="table">
             <thead>
               <tr>
@@ -86,7 +87,7 @@ export function Connections({ gateId, active }: { gateId: string; active: boolea
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
       <p className="muted">
         An agent gate lists its sub-gates on its own Sub-Gates tab; detaching here is the same as detaching

@@ -6,6 +6,7 @@ import { graphql, type ResultOf } from '../graphql.ts';
 import { fromEnum } from '../graphqlEnums.ts';
 import { formatCount, formatUsd } from '../logs/format.ts';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
+import { TableWrap } from '../ui/TableWrap.tsx';
 import { useTitle } from '../ui/useTitle.ts';
 import { type GateFigures, latencyText, useGateStats } from './GateStats.tsx';
 import { SpendingCell } from './SpendingNotice.tsx';
@@ -100,7 +101,7 @@ export function GatesPage() {
       )}
       {connection && (connection.edges.length > 0 || !firstPage) && (
         <>
-          <div className="table-wrap">
+          <TableWrap label="Gates">
             <table className="table">
               <thead>
                 <tr>
@@ -128,7 +129,7 @@ export function GatesPage() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
           <nav className="pager" aria-label="Pages of gates">
             {connection.pageInfo.hasPreviousPage && connection.pageInfo.startCursor ? (
               <Link href={`/gates?before=${encodeURIComponent(connection.pageInfo.startCursor)}`}>

@@ -6,6 +6,7 @@ import { graphql } from '../graphql.ts';
 import { toEnum } from '../graphqlEnums.ts';
 import { formatCount, formatDateTime, formatUsd } from '../logs/format.ts';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
+import { TableWrap } from '../ui/TableWrap.tsx';
 import { SessionStatusBadge, type SessionStatusEnum, sessionHref } from './sessionStatus.tsx';
 
 const PAGE = 50;
@@ -77,7 +78,7 @@ export function Sessions({ gateId, active }: { gateId: string; active: boolean }
         </p>
       )}
       {sessions.length > 0 && (
-        <div className="table-wrap">
+        <TableWrap label="Sessions">
           <table className="table" aria-label="Sessions">
             <thead>
               <tr>
@@ -116,7 +117,7 @@ export function Sessions({ gateId, active }: { gateId: string; active: boolean }
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
       {data?.sessions.pageInfo.hasNextPage && (
         <p className="muted">The {PAGE} sessions with the latest activity are shown.</p>

@@ -6,6 +6,7 @@ import { MutationErrorFields } from '../forms/mutationErrors.ts';
 import { graphql } from '../graphql.ts';
 import { Field } from '../ui/Field.tsx';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
+import { TableWrap } from '../ui/TableWrap.tsx';
 import { DetachableRow, useDetachSubGate } from './DetachRow.tsx';
 import { invalid } from './fields/controls.tsx';
 import {
@@ -79,7 +80,7 @@ export function SubGates({ gateId, active }: { gateId: string; active: boolean }
       {error && !data && <ErrorBanner error={error} onRetry={reload} />}
       {data && subGates.length === 0 && <p className="empty-line">This agent gate has no sub-gates yet.</p>}
       {subGates.length > 0 && (
-        <div className="table-wrap">
+        <TableWrap label="Sub-gates">
           <table className="table" aria-label="Sub-gates">
             <thead>
               <tr>
@@ -128,7 +129,7 @@ export function SubGates({ gateId, active }: { gateId: string; active: boolean }
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
       {data && <AttachForm gateId={gateId} candidates={candidates} onAttached={reload} />}
     </section>

@@ -3,6 +3,7 @@ import type { ReactNode } from 'react';
 import { Link } from 'wouter';
 import { sessionHref } from '../gates/sessionStatus.tsx';
 import { graphql, type ResultOf } from '../graphql.ts';
+import { TableWrap } from '../ui/TableWrap.tsx';
 import { CopyButton, copyText } from './CopyButton.tsx';
 import { formatCount, formatLogTime, formatMs, formatUsd } from './format.ts';
 import { ImagePreview } from './ImagePreview.tsx';
@@ -325,7 +326,7 @@ function AttemptsSection({ attempts }: { attempts: AttemptView[] }) {
       {attempts.length === 0 ? (
         <p className="muted">No model was called: the request stopped in the gateway.</p>
       ) : (
-        <div className="table-wrap">
+        <TableWrap label="Attempts">
           <table className="table compact attempts">
             <thead>
               <tr>
@@ -375,7 +376,7 @@ function AttemptsSection({ attempts }: { attempts: AttemptView[] }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
     </Section>
   );

@@ -2,6 +2,7 @@ import { type FragmentOf, readFragment } from 'gql.tada';
 import type { MouseEvent } from 'react';
 import { Link, useLocation } from 'wouter';
 import { graphql } from '../graphql.ts';
+import { TableWrap } from '../ui/TableWrap.tsx';
 import { formatCount, formatLogTime, formatMs, formatUsd } from './format.ts';
 
 /** What a row of the log table shows: the spec's columns, nothing of the payloads. */
@@ -44,7 +45,7 @@ export function LogsTable({
 }) {
   const [, navigate] = useLocation();
   return (
-    <div className="table-wrap">
+    <TableWrap label={caption}>
       <table className="table logs-table" aria-busy={busy}>
         <caption className="sr-only">{caption}</caption>
         <thead>
@@ -108,7 +109,7 @@ export function LogsTable({
           })}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }
 

@@ -12,6 +12,7 @@ import {
   YAxis,
 } from 'recharts';
 import { formatCount, formatMs, formatUsd } from '../logs/format.ts';
+import { TableWrap } from '../ui/TableWrap.tsx';
 import { type Bucket, bucketLabel, type ChartPoint } from './overviewWindow.ts';
 
 /** The palette's custom properties (styles.css), so the charts follow the light or dark theme. */
@@ -158,7 +159,7 @@ function Chart({
       {!empty && (
         <details className="chart-data">
           <summary>Show data</summary>
-          <div className="table-wrap">
+          <TableWrap label={title}>
             <table className="table compact">
               <caption className="sr-only">{title}</caption>
               <thead>
@@ -184,7 +185,7 @@ function Chart({
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
         </details>
       )}
     </figure>

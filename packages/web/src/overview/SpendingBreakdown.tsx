@@ -7,6 +7,7 @@ import { Link } from 'wouter';
 import { graphql, type ResultOf } from '../graphql.ts';
 import { formatCount, formatMs, formatUsd } from '../logs/format.ts';
 import { type LogFilters, logsSearch } from '../logs/logSearch.ts';
+import { TableWrap } from '../ui/TableWrap.tsx';
 import type { OverviewWindow } from './overviewWindow.ts';
 
 export const SpendingBreakdownFragment = graphql(`
@@ -104,7 +105,7 @@ function SpendingTable({
       {top.length === 0 ? (
         <p className="muted">None in this window.</p>
       ) : (
-        <div className="table-wrap">
+        <TableWrap label={title}>
           <table className="table">
             <thead>
               <tr>
@@ -173,7 +174,7 @@ function SpendingTable({
               )}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
     </section>
   );

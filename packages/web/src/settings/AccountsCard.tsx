@@ -8,6 +8,7 @@ import { graphql, type ResultOf } from '../graphql.ts';
 import { toEnum } from '../graphqlEnums.ts';
 import { formatUtc } from '../logs/format.ts';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
+import { TableWrap } from '../ui/TableWrap.tsx';
 
 const AccountsQuery = graphql(`
   query Accounts {
@@ -112,7 +113,7 @@ export function AccountsCard({ planNames }: { planNames: Record<string, string> 
         </p>
       )}
       {accounts?.__typename === 'QueryAccountsSuccess' && (
-        <div className="table-wrap">
+        <TableWrap label="Accounts">
           <table className="table">
             <thead>
               <tr>
@@ -132,7 +133,7 @@ export function AccountsCard({ planNames }: { planNames: Record<string, string> 
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
     </section>
   );

@@ -3,6 +3,7 @@ import { useQuery } from 'urql';
 import { graphql, type ResultOf } from '../graphql.ts';
 import { formatUtc } from '../logs/format.ts';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
+import { TableWrap } from '../ui/TableWrap.tsx';
 
 export const AlertDeliveriesQuery = graphql(`
   query AlertDeliveries($gateId: ID) {
@@ -62,7 +63,7 @@ export function AlertDeliveries({ gateId }: { gateId?: string }) {
         </p>
       )}
       {deliveries && deliveries.length > 0 && (
-        <div className="table-wrap">
+        <TableWrap label="Alert deliveries">
           <table className="table">
             <thead>
               <tr>
@@ -91,7 +92,7 @@ export function AlertDeliveries({ gateId }: { gateId?: string }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
     </section>
   );
