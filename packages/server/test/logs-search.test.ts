@@ -112,6 +112,31 @@ describe('filters', () => {
     expect(await ids(user, { q: 'zanzibar', status: 'success' })).toEqual([]);
     // Punctuation alone is no word: nothing matches, nothing fails.
     expect(await ids(user, { q: '!!!' })).toEqual([]);
+    // Either of two words.
+    expect((await ids(user, { q: 'capybara or zanzibar' })).sort()).toEqual([byAnswer, byError].sort());
+  });
+
+  it('q: words joined by punctuation, quotes, backslashes and other scripts are found as they were written', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user);
+    const [compound, quoting, scripts] = await write(user, gate, [
+      { providerRequest: prompt('Mail ops-team@example.com about order_id 3.14 in the re-run') },
+      { providerRequest: prompt("O'Brien said: C:\\Temp\\report isn't 'quoted'") },
+      { providerRequest: prompt('東京 café NAÏVE Ünïcode') },
+    ]);
+    // A word cut in several by its punctuation is found whole, as a phrase of its parts, or by a part.
+    expect(await ids(user, { q: 'ops-team@example.com' })).toEqual([compound]);
+    expect(await ids(user, { q: 'order_id 3.14' })).toEqual([compound]);
+    expect(await ids(user, { q: 'example' })).toEqual([compound]);
+    expect(await ids(user, { q: 'team-ops@example.com' })).toEqual([]);
+    // Quotes and backslashes in a word or a search break nothing.
+    expect(await ids(user, { q: "O'Brien" })).toEqual([quoting]);
+    expect(await ids(user, { q: 'C:\\Temp\\report' })).toEqual([quoting]);
+    expect(await ids(user, { q: "isn't" })).toEqual([quoting]);
+    expect(await ids(user, { q: "'quoted'" })).toEqual([quoting]);
+    // Any script; case aside.
+    expect(await ids(user, { q: '東京' })).toEqual([scripts]);
+    expect(await ids(user, { q: 'CAFÉ naïve ünïcode' })).toEqual([scripts]);
   });
 
   it('a request through a gate is found by a word of what it asked', async () => {

@@ -11,6 +11,7 @@
  */
 import { sql } from '../db/client.ts';
 import { LATENCY_BUCKETS, latencyBucketOf } from '../domain/modelStats.ts';
+import { tsvectorOf } from '../domain/searchWords.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { jsonText } from '../providers/wireText.ts';
 import { searchTextOf } from './logSearchText.ts';
@@ -81,10 +82,11 @@ const DEFAULTS: Partial<Record<keyof LogEntryData, unknown>> = {
 const LIST = COLUMNS.map(([c]) => `"${c}"`).join(', ');
 const JOINED: Record<string, string> = { gate_id: 'g.id', gate_session_id: 's.id' };
 const SELECTED = COLUMNS.map(([c]) => JOINED[c] ?? `x."${c}"`).join(', ');
-// The search words (logSearchText.ts) travel as text, indexed here: bounded, so they cannot fail.
+// The search words (logSearchText.ts) travel as a ready tsvector (domain/searchWords.ts): reading
+// one costs the database little, cutting the text into words (to_tsvector) cost it more than the row.
 const INSERT_ENTRIES = `INSERT INTO log_entries (${LIST}, "search")
-  SELECT ${SELECTED}, to_tsvector('simple'::regconfig, x.search_text)
-  FROM jsonb_to_recordset($1::jsonb) AS x(${COLUMNS.map(([c, t]) => `"${c}" ${t}`).join(', ')}, search_text text)
+  SELECT ${SELECTED}, x.search_words::tsvector
+  FROM jsonb_to_recordset($1::jsonb) AS x(${COLUMNS.map(([c, t]) => `"${c}" ${t}`).join(', ')}, search_words text)
   LEFT JOIN gates g ON g.id = x.gate_id
   LEFT JOIN agent_sessions s ON s.id = x.gate_session_id`;
 // The hourly totals, grouped here and added in the same transaction as the entries, so they can
@@ -315,8 +317,9 @@ function queued(entry: LogEntryData, media?: StoredMedia[]): Queued {
       value = Math.min(Math.max(Math.round(value), 0), INT_MAX);
     json += KEYS[i] + (value === null ? 'null' : jsonText(value));
   }
-  const words = searchTextOf(entry);
-  if (words) json += `,"search_text":${JSON.stringify(words)}`;
+  const text = searchTextOf(entry);
+  const words = text && tsvectorOf(text);
+  if (words) json += `,"search_words":${JSON.stringify(words)}`;
   const row = `${json}}`;
   const storable = storableJson(row);
   return {

@@ -13,6 +13,7 @@ import {
   LOG_STATUSES,
 } from '@gatehouse/rules/logs';
 import { z } from 'zod';
+import { tsqueryOf } from './searchWords.ts';
 
 const quoted = (codes: readonly string[]) => codes.map((c) => `'${c}'`).join(', ');
 
@@ -138,8 +139,13 @@ export function logConditions(userId: string, f: LogFilter) {
   } else if (f.metadataKey !== undefined) {
     add((p) => `jsonb_typeof(metadata) = 'object' AND metadata ? ${p}::text`, f.metadataKey);
   }
-  // The words, against the GIN-indexed tsvector the writer made (logSearchText.ts).
-  if (f.q) add((p) => `search @@ websearch_to_tsquery('simple', ${p})`, f.q);
+  // The words, cut as the writer cut the entries' (searchWords.ts), against its GIN-indexed tsvector;
+  // a search with no word in it finds nothing.
+  if (f.q) {
+    const words = tsqueryOf(f.q);
+    if (words === null) where.push('false');
+    else add((p) => `search @@ ${p}::tsquery`, words);
+  }
   if (f.since) add((p) => `created_at >= ${p}::timestamptz`, f.since.toISOString());
   if (f.until) add((p) => `created_at < ${p}::timestamptz`, f.until.toISOString());
   return { where, params, add };
