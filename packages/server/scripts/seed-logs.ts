@@ -170,7 +170,8 @@ SELECT gen_random_uuid(), $1::uuid, gate_id, gate_name,
               'choices', jsonb_build_array(jsonb_build_object('index', 0, 'finish_reason', 'stop',
                 'message', jsonb_build_object('role', 'assistant', 'content', 'Ticket #' || i || ' summarised.'))),
               'usage', jsonb_build_object('prompt_tokens', prompt_tokens, 'completion_tokens', completion_tokens)) END,
-       -- The words the log writer would index (logSearchText.ts): the error, the prompt, the answer.
+       -- The words the log writer would index (logSearchText.ts): the error, the prompt, the answer;
+       -- on these plain ASCII words PostgreSQL's parser cuts what domain/searchWords.ts would.
        to_tsvector('simple', concat_ws(' ', CASE error_code WHEN 'upstream_error' THEN 'Provider answered 503: overloaded'
                        WHEN 'rate_limited' THEN 'Provider answered 429: rate limit reached'
                        WHEN 'upstream_timeout' THEN 'The provider did not answer in time' END,
