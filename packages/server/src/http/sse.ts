@@ -1,8 +1,10 @@
 import type { ServerResponse } from 'node:http';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
+import type { Context } from 'hono';
 import type { ChatHooks, ChatOutcome, StreamStart } from '../dataplane/chat.ts';
 import type { StreamDelta } from '../providers/types.ts';
 import { jsonText } from '../providers/wireText.ts';
+import { nodeResponse } from './errors.ts';
 
 const encoder = new TextEncoder();
 
@@ -29,12 +31,30 @@ export function outcomeHeaders(
   };
 }
 
-/** A forwarded request's answer: the provider's JSON as it came, with the gateway's headers. */
-export function forwardedAnswer(o: ChatOutcome): Response {
-  return new Response(jsonText(o.completion.providerResponse), {
-    status: 200,
-    headers: { 'content-type': 'application/json', ...outcomeHeaders(o) },
-  });
+/**
+ * A JSON answer with the gateway's headers. Under the Node server it is written straight to the
+ * socket, as streams are: a web Response and its Headers object (built again by the middleware
+ * that reads them) cost the data plane's answers more than writing them. Elsewhere (app.request)
+ * it is a Response.
+ */
+export function jsonAnswer(c: Context, text: string, headers: Record<string, string>): Response {
+  const outgoing = nodeResponse(c);
+  if (outgoing && !outgoing.headersSent) {
+    outgoing.writeHead(200, {
+      'content-type': 'application/json',
+      ...headers,
+      'content-length': Buffer.byteLength(text),
+    });
+    outgoing.end(text);
+    return RESPONSE_ALREADY_SENT;
+  }
+  return new Response(text, { status: 200, headers: { 'content-type': 'application/json', ...headers } });
+}
+
+/** A chat's answer: the provider's JSON as it came when forwarded, else `body` in the route's shape. */
+export function chatAnswer(c: Context, o: ChatOutcome, body: () => unknown): Response {
+  const text = o.completion.forwarded ? jsonText(o.completion.providerResponse) : JSON.stringify(body());
+  return jsonAnswer(c, text, outcomeHeaders(o));
 }
 
 /** One event of a forwarded stream, written as the provider wrote it (a data line per line). */

@@ -10,7 +10,7 @@ import { callerOf } from '../http/caller.ts';
 import { clientSignal, errorBody, nodeResponse, readJson } from '../http/errors.ts';
 import type { ActorEnv } from '../http/middleware.ts';
 import { describe, ERRORS, eventStream } from '../http/openapi.ts';
-import { outcomeHeaders, streamChat } from '../http/sse.ts';
+import { jsonAnswer, outcomeHeaders, streamChat } from '../http/sse.ts';
 import { GATE_RESOLUTION, traced } from '../observability/tracing.ts';
 
 function nativeAnswer(o: ChatOutcome) {
@@ -60,7 +60,7 @@ export function nativeChatRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: n
     const wantsStream = (body as { data?: { stream?: unknown } }).data?.stream === true;
     if (!wantsStream) {
       const outcome = await dataPlane.chat(caller, gate, parse, { signal });
-      return c.json(nativeAnswer(outcome), 200, outcomeHeaders(outcome));
+      return jsonAnswer(c, JSON.stringify(nativeAnswer(outcome)), outcomeHeaders(outcome));
     }
     return streamChat(
       (hooks) => dataPlane.chat(caller, gate, parse, hooks),

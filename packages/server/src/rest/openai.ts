@@ -30,7 +30,7 @@ import {
 import type { ActorEnv } from '../http/middleware.ts';
 import { requireActor } from '../http/middleware.ts';
 import { describe, ERRORS, eventStream } from '../http/openapi.ts';
-import { forwardedAnswer, outcomeHeaders, streamChat } from '../http/sse.ts';
+import { chatAnswer, streamChat } from '../http/sse.ts';
 import { GATE_RESOLUTION, traced } from '../observability/tracing.ts';
 import type { StreamDelta } from '../providers/types.ts';
 
@@ -252,8 +252,7 @@ export function openAIRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: numbe
     const parse = () => chatRequest(body, { modelIsGate, sent: sentOf(c) });
     if (b.stream !== true) {
       const outcome = await dataPlane.chat(caller, gate, parse, { signal });
-      if (outcome.completion.forwarded) return forwardedAnswer(outcome);
-      return c.json(completionBody(outcome, custom), 200, outcomeHeaders(outcome));
+      return chatAnswer(c, outcome, () => completionBody(outcome, custom));
     }
     const format = sseFormat(b.stream_options?.include_usage === true, custom);
     return streamChat((hooks) => dataPlane.chat(caller, gate, parse, hooks), format, signal, nodeResponse(c));

@@ -17,7 +17,7 @@ import { clientSignal, nodeResponse, readJson } from '../../http/errors.ts';
 import type { ActorEnv } from '../../http/middleware.ts';
 import { requireActor } from '../../http/middleware.ts';
 import { describe, ERRORS, eventStream } from '../../http/openapi.ts';
-import { forwardedAnswer, outcomeHeaders, streamChat } from '../../http/sse.ts';
+import { chatAnswer, streamChat } from '../../http/sse.ts';
 import { gateOf } from '../openai.ts';
 import {
   betasOf,
@@ -80,8 +80,7 @@ export function anthropicRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: nu
     const parse = () => messagesRequest(body, { modelIsGate, betas, sent: sentOf(c) });
     if (b.stream !== true) {
       const outcome = await dataPlane.chat(caller, gate, parse, { signal });
-      if (outcome.completion.forwarded) return forwardedAnswer(outcome);
-      return c.json(messageBody(outcome), 200, outcomeHeaders(outcome));
+      return chatAnswer(c, outcome, () => messageBody(outcome));
     }
     return streamChat(
       (hooks) => dataPlane.chat(caller, gate, parse, hooks),

@@ -14,7 +14,7 @@ import { clientSignal, nodeResponse, readJson } from '../../http/errors.ts';
 import type { ActorEnv } from '../../http/middleware.ts';
 import { requireActor } from '../../http/middleware.ts';
 import { describe, ERRORS, eventStream } from '../../http/openapi.ts';
-import { forwardedAnswer, outcomeHeaders, streamChat } from '../../http/sse.ts';
+import { chatAnswer, streamChat } from '../../http/sse.ts';
 import { gateOf, openAIError } from '../openai.ts';
 import { responsesRequest, responsesSchema } from './request.ts';
 import { type Echo, responseBody, responseStream } from './response.ts';
@@ -56,8 +56,7 @@ export function responsesRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: nu
       });
     if (b.stream !== true) {
       const outcome = await dataPlane.chat(caller, gate, parse, { signal });
-      if (outcome.completion.forwarded) return forwardedAnswer(outcome);
-      return c.json(responseBody(outcome, echo), 200, outcomeHeaders(outcome));
+      return chatAnswer(c, outcome, () => responseBody(outcome, echo));
     }
     return streamChat(
       (hooks) => dataPlane.chat(caller, gate, parse, hooks),
