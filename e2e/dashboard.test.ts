@@ -43,8 +43,10 @@ describe('the dashboard, first run', () => {
     graphqlRequests.filter((request) => request.postDataJSON()?.query?.includes(`mutation ${operation}`));
 
   it('sends the first visitor to sign up, and shows the first API key once, with a copy button', async () => {
-    await page.goto(server.url);
-    await page.waitForURL('**/sign-up');
+    // A link to the failed requests, followed before any account exists.
+    await page.goto(`${server.url}/logs?status=failed`);
+    await page.waitForURL((url) => url.pathname === '/sign-up');
+    expect(new URL(page.url()).searchParams.get('next')).toBe('/logs?status=failed');
     await page.getByRole('heading', { name: 'Create your account' }).waitFor();
     await expectNoAxeViolations(page, 'the sign-up page');
 
@@ -69,8 +71,10 @@ describe('the dashboard, first run', () => {
     expect(response.status).toBe(200);
   });
 
-  it('continues to an empty gates list', async () => {
-    await page.getByRole('button', { name: 'Continue to gates' }).click();
+  it('continues to the page first asked for, and from there to an empty gates list', async () => {
+    await page.getByRole('button', { name: 'Continue', exact: true }).click();
+    await page.waitForURL((url) => url.pathname === '/logs' && url.search === '?status=failed');
+    await page.getByRole('link', { name: 'Gates', exact: true }).click();
     await page.waitForURL('**/gates');
     await page.getByRole('heading', { name: 'No gates yet' }).waitFor();
     await page.getByText(email).waitFor();

@@ -122,6 +122,39 @@ describe('the API keys page', () => {
     newKey = rolled;
   });
 
+  it('asks before the navigation or Cancel drops unsaved limits; "stay" keeps them', async () => {
+    const questions: string[] = [];
+    /** Answers the page's next question, and notes what it asked. */
+    const answerNext = (leave: boolean) =>
+      page.once('dialog', async (dialog) => {
+        questions.push(dialog.message());
+        await (leave ? dialog.accept() : dialog.dismiss());
+      });
+    const row = page.getByRole('row').filter({ hasText: 'CI runner' });
+    await row.getByRole('button', { name: 'Edit the rate limits of CI runner' }).click();
+    const form = page.getByRole('form', { name: 'Rate limits of CI runner' });
+    await form.getByLabel('Requests per minute').fill('30');
+
+    answerNext(false);
+    await page.getByRole('link', { name: 'Settings', exact: true }).click();
+    await expect.poll(() => questions).toEqual(['You have unsaved changes. Leave this page and drop them?']);
+    expect(new URL(page.url()).pathname).toBe('/api-keys');
+    expect(await form.getByLabel('Requests per minute').inputValue()).toBe('30');
+
+    answerNext(true);
+    await form.getByRole('button', { name: 'Cancel' }).click();
+    await form.waitFor({ state: 'detached' });
+    expect(questions.at(-1)).toBe('You have unsaved changes. Drop them?');
+    expect(await row.getByRole('cell', { name: 'No limit' }).count()).toBe(1);
+
+    // Nothing left unsaved: the navigation asks nothing.
+    await page.getByRole('link', { name: 'Settings', exact: true }).click();
+    await page.waitForURL((url) => url.pathname === '/settings');
+    expect(questions).toHaveLength(2);
+    await page.getByRole('link', { name: 'API keys', exact: true }).click();
+    await row.waitFor();
+  });
+
   it('revokes a key after a confirmation, marks it revoked, and requests with it get 401', async () => {
     const row = page.getByRole('row').filter({ hasText: 'CI runner' });
     await row.getByRole('button', { name: 'Revoke' }).click();

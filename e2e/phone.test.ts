@@ -107,7 +107,7 @@ describe('the dashboard at 390 px, in both themes, by keyboard', () => {
       name: 'log-entry',
       path: () => `/logs?entry=${entryId}`,
       ready: () => page.getByRole('heading', { name: /Attempts/ }),
-      // The entry covers the window, the bar included, until it is closed.
+      // The entry is a dialog over the window, the bar included, until it is closed (tested below).
       coversTheBar: true,
     },
     {
@@ -166,6 +166,65 @@ describe('the dashboard at 390 px, in both themes, by keyboard', () => {
     await page.getByRole('link', { name: 'Logs', exact: true }).click();
     await page.waitForURL((url) => url.pathname === '/logs');
     expect(await menu.getAttribute('aria-expanded')).toBe('false');
+  });
+
+  it('opens a log entry as a full-screen dialog: Close at its top, Tab kept inside, the Menu back once closed', async () => {
+    await page.goto(`${server.url}/logs`);
+    const row = page.locator('table.logs-table tbody tr').filter({ has: page.locator('.badge.danger') });
+    const opener = row.getByRole('link').first();
+    await opener.click();
+    const dialog = page.getByRole('dialog', { name: 'Log entry' });
+    await dialog.getByRole('heading', { name: /Attempts/ }).waitFor();
+    await expectNoAxeViolations(page, 'the log entry dialog at 390 px');
+
+    // It covers the window, and the way out sits at its top, a finger wide.
+    expect(await dialog.boundingBox()).toEqual({ x: 0, y: 0, width: PHONE.width, height: PHONE.height });
+    const close = dialog.getByRole('button', { name: 'Close the entry' });
+    const box = await close.boundingBox();
+    if (!box) throw new Error('no box');
+    expect(box.y).toBeLessThan(60);
+    expect(box.x + box.width).toBeLessThanOrEqual(PHONE.width);
+    expect(Math.min(box.width, box.height)).toBeGreaterThanOrEqual(44);
+    // Still there, at the top, once the entry is read further down.
+    await dialog.evaluate((element) => element.scrollTo(0, element.scrollHeight));
+    expect((await close.boundingBox())?.y).toBeLessThan(60);
+    expect(await close.isVisible()).toBe(true);
+
+    // The focus starts in it and Tab never leaves it for the page behind.
+    const where = () =>
+      page.evaluate(() => {
+        const active = document.activeElement;
+        if (!active || active === document.body) return 'nowhere';
+        return active.closest('dialog') ? 'dialog' : 'page';
+      });
+    expect(await where()).toBe('dialog');
+    for (let i = 0; i < 40; i += 1) {
+      await page.keyboard.press('Tab');
+      expect(await where()).not.toBe('page');
+    }
+    // The page behind takes no tap: the dialog is on top of its Menu button.
+    const menu = page.getByRole('button', { name: 'Menu' });
+    expect(
+      await menu.evaluate((button) => {
+        const { x, y, width, height } = button.getBoundingClientRect();
+        return document.elementFromPoint(x + width / 2, y + height / 2)?.closest('dialog') !== null;
+      }),
+    ).toBe(true);
+
+    await close.click();
+    await dialog.waitFor({ state: 'detached' });
+    expect(new URL(page.url()).searchParams.get('entry')).toBeNull();
+    expect(await opener.evaluate((link) => link === document.activeElement)).toBe(true);
+    await menu.click();
+    expect(await menu.getAttribute('aria-expanded')).toBe('true');
+    await page.getByRole('link', { name: 'Settings', exact: true }).waitFor();
+
+    // Escape closes it too.
+    await menu.click();
+    await opener.click();
+    await dialog.waitFor();
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
   });
 
   it('shows each log row as a card of labelled values, all inside the window', async () => {

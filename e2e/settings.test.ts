@@ -58,4 +58,40 @@ describe('the settings page', () => {
     await page.screenshot({ path: path.join(artifacts, 'settings.png'), fullPage: true });
     await expectNoAxeViolations(page, 'settings');
   });
+
+  it('asks before an unsaved default webhook is dropped, by a link or by closing the tab', async () => {
+    const webhook = page.getByLabel('Default webhook');
+    await webhook.click();
+    await webhook.pressSequentially('https://hooks.example.test/spending');
+
+    const asked = page.waitForEvent('dialog').then(async (dialog) => {
+      const message = dialog.message();
+      await dialog.dismiss();
+      return message;
+    });
+    await page.getByRole('link', { name: 'Gates', exact: true }).click();
+    expect(await asked).toBe('You have unsaved changes. Leave this page and drop them?');
+    expect(new URL(page.url()).pathname).toBe('/settings');
+    expect(await webhook.inputValue()).toBe('https://hooks.example.test/spending');
+
+    // Closing the tab gets the browser's own question; "stay" keeps the page.
+    const beforeUnload = page.waitForEvent('dialog');
+    await page.close({ runBeforeUnload: true });
+    const dialog = await beforeUnload;
+    expect(dialog.type()).toBe('beforeunload');
+    await dialog.dismiss();
+    expect(page.isClosed()).toBe(false);
+
+    // Saved, nothing is dropped: the link leaves without a question.
+    await page.getByRole('button', { name: 'Save webhook' }).click();
+    await page.getByText('Saved.').waitFor();
+    let questions = 0;
+    page.on('dialog', (unexpected) => {
+      questions += 1;
+      void unexpected.dismiss();
+    });
+    await page.getByRole('link', { name: 'Gates', exact: true }).click();
+    await page.waitForURL((url) => url.pathname === '/gates');
+    expect(questions).toBe(0);
+  });
 });

@@ -1,7 +1,10 @@
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { Client, fetchExchange, Provider } from 'urql';
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Router } from 'wouter';
+import { memoryLocation } from 'wouter/memory-location';
+import { DROP_QUESTION, guardedLocation, LEAVE_QUESTION } from '../ui/unsavedChanges.ts';
 import { ApiKeysPage } from './ApiKeysPage.tsx';
 
 type Variables = Record<string, unknown>;
@@ -81,6 +84,7 @@ function fakeGraphQL(
   return { fetch, calls };
 }
 
+/** The page at /api-keys, behind the app's own guard on leaving; resolves to where the app went. */
 function renderPage(graphql: ReturnType<typeof fakeGraphQL>) {
   const client = new Client({
     url: 'http://gatehouse.test/graphql',
@@ -88,12 +92,20 @@ function renderPage(graphql: ReturnType<typeof fakeGraphQL>) {
     fetch: graphql.fetch as typeof fetch,
     preferGetMethod: false,
   });
+  const location = memoryLocation({ path: '/api-keys', record: true });
   render(
     <Provider value={client}>
-      <ApiKeysPage />
+      <Router hook={guardedLocation(location.hook)} searchHook={location.searchHook}>
+        <ApiKeysPage />
+      </Router>
     </Provider>,
   );
+  return { at: () => location.history?.at(-1) };
 }
+
+afterEach(() => {
+  Reflect.deleteProperty(window, 'confirm');
+});
 
 function rolled(variables: Variables) {
   return {
@@ -254,5 +266,53 @@ describe('the API keys page', () => {
     await screen.findByText('Your new key: copy it now, you will not see it again');
     expect((screen.getByLabelText('API key “batch job”') as HTMLInputElement).value).toBe('gh_rolled_secret');
     expect(graphql.calls('RollApiKey')).toEqual([{ id: 'k-batch', graceSeconds: 86400 }]);
+  });
+
+  it('asks before a link drops a key half made, and before Cancel drops edited limits or settings', async () => {
+    const user = userEvent.setup();
+    const graphql = fakeGraphQL(savedLimits);
+    const page = renderPage(graphql);
+    // happy-dom has no window.confirm: the browser's question, answered "stay" until told otherwise.
+    const confirm = vi.fn(() => false);
+    window.confirm = confirm;
+
+    const create = await screen.findByRole('form', { name: 'Create an API key' });
+    await user.type(within(create).getByLabelText('New key name'), 'half typed');
+    await user.click(await screen.findByRole('link', { name: 'batch job' }));
+    expect(confirm).toHaveBeenLastCalledWith(LEAVE_QUESTION);
+    expect(page.at()).toBe('/api-keys');
+
+    await user.click(screen.getByRole('button', { name: 'Edit the rate limits of batch job' }));
+    const limits = screen.getByRole('form', { name: 'Rate limits of batch job' });
+    await user.type(within(limits).getByLabelText('Tokens per minute'), '5000');
+    await user.click(within(limits).getByRole('button', { name: 'Cancel' }));
+    expect(confirm).toHaveBeenLastCalledWith(DROP_QUESTION);
+    expect((within(limits).getByLabelText('Tokens per minute') as HTMLInputElement).value).toBe('5000');
+    confirm.mockReturnValue(true);
+    await user.click(within(limits).getByRole('button', { name: 'Cancel' }));
+    expect(screen.queryByRole('form', { name: 'Rate limits of batch job' })).toBeNull();
+
+    confirm.mockReturnValue(false);
+    await user.click(
+      screen.getByRole('button', { name: 'Settings of batch job: spending limit, scope and expiry' }),
+    );
+    const settings = screen.getByRole('form', { name: 'Settings of batch job' });
+    await user.click(within(settings).getByLabelText('search'));
+    await user.click(within(settings).getByRole('button', { name: 'Cancel' }));
+    expect(confirm).toHaveBeenLastCalledWith(DROP_QUESTION);
+    expect(confirm).toHaveBeenCalledTimes(4);
+    expect(screen.getByRole('form', { name: 'Settings of batch job' })).toBeTruthy();
+    // Ticked and unticked again: nothing left to drop, so Cancel closes without a question.
+    await user.click(within(settings).getByLabelText('search'));
+    await user.click(within(settings).getByRole('button', { name: 'Cancel' }));
+    expect(screen.queryByRole('form', { name: 'Settings of batch job' })).toBeNull();
+    expect(confirm).toHaveBeenCalledTimes(4);
+
+    // The key made, the form is empty again: the link leaves without asking.
+    await user.click(within(create).getByRole('button', { name: 'Create key' }));
+    await screen.findByText('Your new key: copy it now, you will not see it again');
+    await user.click(screen.getByRole('link', { name: 'batch job' }));
+    expect(confirm).toHaveBeenCalledTimes(4);
+    expect(page.at()).toBe('/logs?apiKeyId=k-batch');
   });
 });

@@ -11,6 +11,7 @@ import { ApiKeyReveal } from '../session/ApiKeyReveal.tsx';
 import { AskButton, ConfirmRow, useConfirmation } from '../ui/Confirm.tsx';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
 import { TableWrap } from '../ui/TableWrap.tsx';
+import { mayDrop, useUnsavedChanges } from '../ui/unsavedChanges.ts';
 import { useTitle } from '../ui/useTitle.ts';
 import {
   type ApiKeyLimitsValues,
@@ -218,6 +219,7 @@ export function ApiKeysPage() {
   const [{ data: gateData }] = useQuery({ query: ApiKeyGatesQuery });
   const form = useForm<NewApiKey>({ defaultValues: { name: '', ...noLimits }, resolver: newApiKeyResolver });
   const [issued, setIssued] = useState<{ key: string; name: string } | null>(null);
+  useUnsavedChanges(form.formState.isDirty);
 
   const onCreate = async (values: NewApiKey) => {
     const result = await createApiKey(newApiKeyInput(values), context);
@@ -520,6 +522,8 @@ function SettingsForm({
     defaultValues: keySettingsToForm(apiKey),
     resolver: keySettingsResolver,
   });
+  const dirty = form.formState.isDirty;
+  useUnsavedChanges(dirty);
   const onSubmit = async (values: KeySettingsValues) => {
     const issues = await actions.onSaveSettings(apiKey.id, values);
     if (!issues) return onDone();
@@ -535,7 +539,7 @@ function SettingsForm({
     <KeySettingsForm
       form={form}
       onSubmit={onSubmit}
-      onCancel={onDone}
+      onCancel={() => mayDrop(dirty) && onDone()}
       name={apiKey.name}
       idPrefix={`key-${apiKey.id}`}
       gates={actions.gates}
@@ -555,7 +559,8 @@ function LimitsForm({
 }) {
   const form = useForm<ApiKeyLimitsValues>({ defaultValues: limitsToForm(apiKey), resolver: limitsResolver });
   const { register, handleSubmit, formState, setError } = form;
-  const { errors, isSubmitting } = formState;
+  const { errors, isSubmitting, isDirty } = formState;
+  useUnsavedChanges(isDirty);
   const onSubmit = async (values: ApiKeyLimitsValues) => {
     const issues = await onSave(apiKey.id, values);
     if (!issues) return onDone();
@@ -581,7 +586,12 @@ function LimitsForm({
         <LimitFields register={register} errors={errors} idPrefix={`key-${apiKey.id}`} />
       </div>
       <div className="actions">
-        <button type="button" className="button subtle" onClick={onDone} disabled={isSubmitting}>
+        <button
+          type="button"
+          className="button subtle"
+          onClick={() => mayDrop(isDirty) && onDone()}
+          disabled={isSubmitting}
+        >
           Cancel
         </button>
         <button type="submit" className="button primary" disabled={isSubmitting}>

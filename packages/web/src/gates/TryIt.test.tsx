@@ -35,7 +35,7 @@ function fakeGateway() {
   return sent;
 }
 
-function renderAt(path: string) {
+function renderAt(path: string, taskType: 'chat' | 'embeddings' = 'chat') {
   const graphqlFetch = async () =>
     new Response(
       JSON.stringify({
@@ -62,7 +62,7 @@ function renderAt(path: string) {
   render(
     <Provider value={client}>
       <Router hook={location.hook} searchHook={location.searchHook}>
-        <TryIt gateId={GATE} taskType="chat" />
+        <TryIt gateId={GATE} taskType={taskType} />
       </Router>
     </Provider>,
   );
@@ -112,5 +112,45 @@ describe('Try it on a chat gate', () => {
     await user.click(screen.getByRole('button', { name: 'Send' }));
     await screen.findByText('Echo: more');
     expect(sent[1]?.headers['x-gatehouse-replay-of']).toBeUndefined();
+  });
+});
+
+describe('Try it on an embeddings gate', () => {
+  it('says beside the answer when a fallback answered in other dimensions, and not when none did', async () => {
+    const shapes = ['dimensions 1536 -> 3072', null];
+    const asked: string[] = [];
+    vi.stubGlobal('fetch', async (url: string) => {
+      asked.push(url);
+      const shape = shapes.shift() ?? null;
+      const dimensions = shape ? 3072 : 1536;
+      return new Response(
+        JSON.stringify({
+          id: crypto.randomUUID(),
+          model: shape ? 'mock/embed-large' : 'mock/embed',
+          embeddings: [Array.from({ length: dimensions }, () => 0.5)],
+          costUsd: 0,
+          latencyMs: 1,
+        }),
+        {
+          headers: {
+            'content-type': 'application/json',
+            ...(shape && { 'x-gatehouse-shape-changed': shape }),
+          },
+        },
+      );
+    });
+    const user = userEvent.setup();
+    renderAt(`/gates/${GATE}?tab=try`, 'embeddings');
+    await user.type(screen.getByLabelText('Input'), 'a text');
+    await user.click(screen.getByRole('button', { name: 'Send' }));
+    const answer = await screen.findByRole('region', { name: 'Answer' });
+    await within(answer).findByText(/3072 dimensions/);
+    const note = within(answer).getByRole('note', { name: 'Answer shape changed' });
+    expect(note.textContent).toContain('dimensions 1536 -> 3072');
+
+    await user.click(screen.getByRole('button', { name: 'Send' }));
+    await within(await screen.findByRole('region', { name: 'Answer' })).findByText(/1536 dimensions/);
+    expect(screen.queryByRole('note', { name: 'Answer shape changed' })).toBeNull();
+    expect(asked).toEqual(['/v3/embeddings', '/v3/embeddings']);
   });
 });

@@ -16,6 +16,7 @@ import { Link, useSearch } from 'wouter';
 import { readCookie } from '../client.tsx';
 import { graphql } from '../graphql.ts';
 import { replayRequestOf } from '../logs/logEntryJson.ts';
+import { ShapeChangedNote } from '../logs/ShapeChangedNote.tsx';
 
 const ReplayQuery = graphql(`
   query ReplayRequest($id: ID!) {
@@ -40,9 +41,22 @@ const chatParamsOf = (p: ChatParams) => ({
 
 type Answer = Record<string, unknown> & { id?: string; model?: string; costUsd?: number; latencyMs?: number };
 type Outcome =
-  | { ok: true; answer: Answer; ignored: string | null; replayOf: string | null }
+  | { ok: true; answer: Answer; notes: AnswerNotes; replayOf: string | null }
   | { ok: false; message: string }
   | null;
+
+/** What the gateway said beside the answer, in its x-gatehouse-* headers. */
+type AnswerNotes = {
+  /** Overrides the gate does not allow, ignored. */
+  ignored: string | null;
+  /** A fallback answered in another shape than the primary gives: "dimensions 1536 -> 3072". */
+  shapeChanged: string | null;
+};
+
+const notesOf = (headers: Headers): AnswerNotes => ({
+  ignored: headers.get('x-gatehouse-ignored-overrides'),
+  shapeChanged: headers.get('x-gatehouse-shape-changed'),
+});
 
 /** What the form collects, as the endpoint's `data`. */
 async function dataFor(
@@ -169,8 +183,7 @@ export function TryIt({ gateId, taskType }: { gateId: string; taskType: TaskType
         setOutcome({ ok: false, message: body?.error?.message ?? `The gateway answered ${res.status}.` });
         return;
       }
-      const ignored = res.headers.get('x-gatehouse-ignored-overrides');
-      setOutcome({ ok: true, answer: body, ignored, replayOf: replaying });
+      setOutcome({ ok: true, answer: body, notes: notesOf(res.headers), replayOf: replaying });
       setReplaying(null);
       if (chat) {
         setTurns([...asked, { role: 'assistant', content: body.content ?? null }]);
@@ -264,7 +277,7 @@ export function TryIt({ gateId, taskType }: { gateId: string; taskType: TaskType
         <TryItAnswer
           taskType={taskType}
           answer={outcome.answer}
-          ignored={outcome.ignored}
+          notes={outcome.notes}
           replayOf={outcome.replayOf}
         />
       )}
@@ -304,12 +317,12 @@ const srcOf = (m: Media, fallbackType: string) =>
 function TryItAnswer({
   taskType,
   answer,
-  ignored,
+  notes,
   replayOf,
 }: {
   taskType: TaskType;
   answer: Answer;
-  ignored: string | null;
+  notes: AnswerNotes;
   replayOf: string | null;
 }) {
   return (
@@ -323,7 +336,8 @@ function TryItAnswer({
           </>
         )}
       </p>
-      {ignored && <p className="muted small">The gate does not allow overriding: {ignored}.</p>}
+      {notes.ignored && <p className="muted small">The gate does not allow overriding: {notes.ignored}.</p>}
+      {notes.shapeChanged && <ShapeChangedNote note={notes.shapeChanged} />}
       {/* A chat's answer is the conversation's last turn, shown above. */}
       {taskType !== 'chat' && <AnswerBody taskType={taskType} answer={answer} />}
     </section>

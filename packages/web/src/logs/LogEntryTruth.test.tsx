@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import type { FragmentOf } from 'gql.tada';
 import { useState } from 'react';
 import { Client, fetchExchange, Provider } from 'urql';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ResultOf } from '../graphql.ts';
 import { LogEntryPanel } from './LogEntryPanel.tsx';
 import { type LogEntryFragment, LogEntryView } from './LogEntryView.tsx';
@@ -228,23 +228,55 @@ function PanelOpener() {
   );
 }
 
+function renderOpener() {
+  const fetch = async () =>
+    new Response(JSON.stringify({ data: { log: { __typename: 'LogEntry', ...base } } }), {
+      headers: { 'content-type': 'application/json' },
+    });
+  const client = new Client({ url: 'http://gatehouse.test/graphql', exchanges: [fetchExchange], fetch });
+  render(
+    <Provider value={client}>
+      <PanelOpener />
+    </Provider>,
+  );
+}
+
 describe('the entry panel', () => {
+  afterEach(() => vi.restoreAllMocks());
+
   it('takes focus when it opens and gives it back to the row when it closes', async () => {
     const user = userEvent.setup();
-    const fetch = async () =>
-      new Response(JSON.stringify({ data: { log: { __typename: 'LogEntry', ...base } } }), {
-        headers: { 'content-type': 'application/json' },
-      });
-    const client = new Client({ url: 'http://gatehouse.test/graphql', exchanges: [fetchExchange], fetch });
-    render(
-      <Provider value={client}>
-        <PanelOpener />
-      </Provider>,
-    );
+    renderOpener();
+    expect(screen.queryByRole('dialog')).toBeNull();
     await user.click(screen.getByRole('button', { name: 'the row' }));
     expect(document.activeElement).toBe(screen.getByRole('heading', { name: 'Log entry' }));
     await user.keyboard('{Escape}');
     await waitFor(() => expect(screen.queryByRole('heading', { name: 'Log entry' })).toBeNull());
+    expect(document.activeElement).toBe(screen.getByRole('button', { name: 'the row' }));
+  });
+
+  it('is a modal dialog where it covers the window, a phone’s, and still gives the focus back', async () => {
+    // A window of 390 px, as far as the panel asks.
+    vi.spyOn(window, 'matchMedia').mockImplementation(
+      (query) =>
+        ({
+          media: query,
+          matches: query === '(max-width: 960px)',
+          addEventListener: () => {},
+          removeEventListener: () => {},
+        }) as unknown as MediaQueryList,
+    );
+    const showModal = vi.spyOn(HTMLDialogElement.prototype, 'showModal');
+    const user = userEvent.setup();
+    renderOpener();
+    await user.click(screen.getByRole('button', { name: 'the row' }));
+    const dialog = screen.getByRole('dialog', { name: 'Log entry' }) as HTMLDialogElement;
+    expect(dialog.open).toBe(true);
+    // Modal (happy-dom knows no :modal): the page behind is inert, Tab stays inside.
+    expect(showModal).toHaveBeenCalledTimes(1);
+    expect(document.activeElement).toBe(within(dialog).getByRole('heading', { name: 'Log entry' }));
+    await user.click(within(dialog).getByRole('button', { name: 'Close the entry' }));
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
     expect(document.activeElement).toBe(screen.getByRole('button', { name: 'the row' }));
   });
 });

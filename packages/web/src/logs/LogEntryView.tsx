@@ -25,6 +25,7 @@ import {
   toolCallsOf,
   toolResultsOf,
 } from './logEntryJson.ts';
+import { ShapeChangedNote } from './ShapeChangedNote.tsx';
 
 export const LogEntryFragment = graphql(`
   fragment LogEntryDetail on LogEntry {
@@ -199,12 +200,7 @@ function EntryOutcome({ entry }: { entry: LogEntry }) {
           </div>
         </div>
       )}
-      {shapeNote && (
-        <div className="banner warning" role="note" aria-label="Answer shape changed">
-          A fallback answered in another shape than the primary model gives: <strong>{shapeNote}</strong>. Its
-          vectors cannot be compared with the primary’s.
-        </div>
-      )}
+      {shapeNote && <ShapeChangedNote note={shapeNote} />}
       {entry.spendingWarning && (
         <div className="banner warning">
           This request reached the gate’s spending limit. The gate only alerts, so it was still served.

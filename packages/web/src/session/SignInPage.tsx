@@ -9,7 +9,7 @@ import { ErrorBanner, Loading } from '../ui/status.tsx';
 import { AuthLayout } from './AuthLayout.tsx';
 import { type Credentials, CredentialsForm } from './CredentialsForm.tsx';
 import { credentialsField } from './credentialsField.ts';
-import { safeReturnPath } from './returnTo.ts';
+import { safeReturnPath, signInPath } from './returnTo.ts';
 
 const SignInPageQuery = graphql(`
   query SignInPage {
@@ -71,7 +71,7 @@ export function SignInPage() {
       <CredentialsForm form={form} onSubmit={onSubmit} submitLabel="Sign in" />
       {data?.signupOpen && (
         <p className="muted centered-text">
-          No account yet? <Link href="/sign-up">Create one</Link>
+          No account yet? <Link href={signInPath('/sign-up', next, '')}>Create one</Link>
         </p>
       )}
     </AuthLayout>

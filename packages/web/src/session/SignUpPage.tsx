@@ -3,7 +3,7 @@ import { zodResolver } from '@hookform/resolvers/zod';
 import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { useMutation, useQuery } from 'urql';
-import { Link, Redirect, useLocation } from 'wouter';
+import { Link, Redirect, useLocation, useSearchParams } from 'wouter';
 import { useStartOver } from '../client.tsx';
 import { showMutationErrors } from '../forms/formErrors.ts';
 import { MutationErrorFields } from '../forms/mutationErrors.ts';
@@ -13,6 +13,7 @@ import { ApiKeyReveal } from './ApiKeyReveal.tsx';
 import { AuthLayout } from './AuthLayout.tsx';
 import { type Credentials, CredentialsForm } from './CredentialsForm.tsx';
 import { credentialsField } from './credentialsField.ts';
+import { safeReturnPath, signInPath } from './returnTo.ts';
 
 const SignUpPageQuery = graphql(`
   query SignUpPage {
@@ -67,6 +68,11 @@ export function SignUpPage() {
   const [issued, setIssued] = useState<IssuedKey | null>(null);
   const startOver = useStartOver();
   const [, navigate] = useLocation();
+  // The page asked for before signing up, as sign-in returns to it; a new account starts at its gates.
+  const [search] = useSearchParams();
+  const asked = safeReturnPath(search.get('next'));
+  const next = asked === '/' ? '/gates' : asked;
+  const signIn = signInPath('/sign-in', asked, '');
 
   // The key is shown before anything else: it cannot be read again once this page is left.
   if (issued) {
@@ -75,8 +81,9 @@ export function SignUpPage() {
         <ApiKeyReveal
           apiKey={issued.key}
           name={issued.name}
+          continueLabel={next === '/gates' ? 'Continue to gates' : 'Continue'}
           onContinue={() => {
-            navigate('/gates', { replace: true });
+            navigate(next, { replace: true });
             startOver();
           }}
         />
@@ -84,13 +91,13 @@ export function SignUpPage() {
     );
   }
   if (fetching && !data) return <Loading what="Gatehouse" />;
-  if (data?.me) return <Redirect to="/gates" replace />;
+  if (data?.me) return <Redirect to={next} replace />;
   if (data && !data.signupOpen) {
     return (
       <AuthLayout title="Sign-up is closed">
         <p>
           An account exists already, and this Gatehouse does not take new sign-ups.{' '}
-          <Link href="/sign-in">Sign in</Link> instead.
+          <Link href={signIn}>Sign in</Link> instead.
         </p>
       </AuthLayout>
     );
@@ -121,7 +128,7 @@ export function SignUpPage() {
       {error && <ErrorBanner error={error} onRetry={() => refetch({ requestPolicy: 'network-only' })} />}
       <CredentialsForm form={form} onSubmit={onSubmit} submitLabel="Create account" newPassword />
       <p className="muted centered-text">
-        Have an account? <Link href="/sign-in">Sign in</Link>
+        Have an account? <Link href={signIn}>Sign in</Link>
       </p>
     </AuthLayout>
   );

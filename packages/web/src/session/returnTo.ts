@@ -1,7 +1,7 @@
 /**
- * Where sign-in returns to: the page asked for before it, carried as `?next=`. Only a path of
- * this site is accepted (never `//host` or an absolute URL elsewhere, no open redirect), and
- * never the sign-in or sign-up page itself; anything else goes to the overview.
+ * Where sign-in and sign-up return to: the page asked for before them, carried as `?next=`. Only
+ * a path of this site is accepted (never `//host` or an absolute URL elsewhere, no open redirect),
+ * and never the sign-in or sign-up page itself; anything else goes to the overview.
  */
 export function safeReturnPath(next: string | null | undefined, origin = window.location.origin): string {
   if (!next?.startsWith('/') || next.startsWith('//') || next.includes('\\')) return '/';

@@ -1,7 +1,10 @@
 import { render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { Client, fetchExchange, Provider } from 'urql';
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Link, Router } from 'wouter';
+import { memoryLocation } from 'wouter/memory-location';
+import { guardedLocation, LEAVE_QUESTION } from '../ui/unsavedChanges.ts';
 import { SpendingAlertsCard } from './SpendingAlertsCard.tsx';
 
 type Variables = Record<string, unknown>;
@@ -46,6 +49,10 @@ const settings = (url: string | null, secret = 'whsec_first') => ({
   __typename: 'SpendingAlertSettings',
   defaultWebhook: url,
   signingSecret: secret,
+});
+
+afterEach(() => {
+  Reflect.deleteProperty(window, 'confirm');
 });
 
 describe('SpendingAlertsCard', () => {
@@ -146,5 +153,61 @@ describe('SpendingAlertsCard', () => {
     expect(shown.value).toBe('whsec_first');
     await user.click(screen.getByRole('button', { name: 'Rotate' }));
     await waitFor(() => expect(shown.value).toBe('whsec_second'));
+  });
+
+  it('asks before a link drops an unsaved webhook, and leaves without asking once it is saved', async () => {
+    const user = userEvent.setup();
+    const { client } = fakeGraphQL((operation, variables) => {
+      if (operation === 'AlertDeliveries') return { spendingAlertDeliveries: [] };
+      if (operation === 'SetSpendingAlertWebhook') {
+        return {
+          setSpendingAlertWebhook: {
+            __typename: 'MutationSetSpendingAlertWebhookSuccess',
+            data: settings(String(variables.url)),
+          },
+        };
+      }
+      return { spendingAlertSettings: settings('https://hooks.example.test/old') };
+    });
+    const location = memoryLocation({ path: '/settings', record: true });
+    render(
+      <Provider value={client}>
+        <Router hook={guardedLocation(location.hook)}>
+          <Link href="/gates">Gates</Link>
+          <Link href="/logs">Logs</Link>
+          <SpendingAlertsCard />
+        </Router>
+      </Provider>,
+    );
+    // happy-dom has no window.confirm: the browser's question, answered "stay".
+    const confirm = vi.fn(() => false);
+    window.confirm = confirm;
+
+    const input = await screen.findByLabelText('Default webhook');
+    await waitFor(() => expect((input as HTMLInputElement).value).toBe('https://hooks.example.test/old'));
+    const at = () => location.history?.at(-1);
+    await user.type(input, '/x');
+    await user.click(screen.getByRole('link', { name: 'Gates' }));
+    expect(confirm).toHaveBeenCalledWith(LEAVE_QUESTION);
+    expect(at()).toBe('/settings');
+
+    // Typed back to what is stored: nothing to drop.
+    await user.type(input, '{Backspace}{Backspace}');
+    await user.click(screen.getByRole('link', { name: 'Gates' }));
+    expect(at()).toBe('/gates');
+    expect(confirm).toHaveBeenCalledTimes(1);
+
+    await user.clear(input);
+    await user.type(input, 'https://hooks.example.test/new');
+    await user.click(screen.getByRole('link', { name: 'Logs' }));
+    expect(confirm).toHaveBeenCalledTimes(2);
+    expect(at()).toBe('/gates');
+
+    // Saved: leaving drops nothing.
+    await user.click(screen.getByRole('button', { name: 'Save webhook' }));
+    await screen.findByText('Saved.');
+    await user.click(screen.getByRole('link', { name: 'Logs' }));
+    expect(at()).toBe('/logs');
+    expect(confirm).toHaveBeenCalledTimes(2);
   });
 });

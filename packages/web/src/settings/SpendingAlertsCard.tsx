@@ -6,6 +6,7 @@ import { useState } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../graphql.ts';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
+import { useUnsavedChanges } from '../ui/unsavedChanges.ts';
 import { AlertDeliveries } from './AlertDeliveries.tsx';
 
 const AlertSettingsQuery = graphql(`
@@ -73,6 +74,9 @@ export function SpendingAlertsCard() {
 
 function WebhookForm({ current }: { current: string | null }) {
   const [url, setUrl] = useState(current ?? '');
+  // What the server holds: the field differs from it until saved.
+  const [stored, setStored] = useState(current ?? '');
+  useUnsavedChanges(url.trim() !== stored);
   const [problem, setProblem] = useState<string | null>(null);
   const [saved, setSaved] = useState(false);
   const [{ fetching }, setWebhook] = useMutation(SetWebhookMutation);
@@ -82,6 +86,7 @@ function WebhookForm({ current }: { current: string | null }) {
     const result = await setWebhook({ url: url.trim() === '' ? null : url.trim() });
     const answer = result.data?.setSpendingAlertWebhook;
     if (answer?.__typename === 'MutationSetSpendingAlertWebhookSuccess') {
+      setStored(url.trim());
       setProblem(null);
       setSaved(true);
       return;

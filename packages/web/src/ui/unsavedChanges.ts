@@ -10,6 +10,7 @@ const editing = new Set<symbol>();
 let allowOnce = false;
 
 export const LEAVE_QUESTION = 'You have unsaved changes. Leave this page and drop them?';
+export const DROP_QUESTION = 'You have unsaved changes. Drop them?';
 
 /** While `dirty`, leaving the page asks first. */
 export function useUnsavedChanges(dirty: boolean): void {
@@ -42,6 +43,14 @@ export function mayLeave(): boolean {
     return true;
   }
   return editing.size === 0 || window.confirm(LEAVE_QUESTION);
+}
+
+/**
+ * Whether a form that closes in place (its Cancel, the page staying) may drop its edits: true with
+ * none, else what the user answers.
+ */
+export function mayDrop(dirty: boolean): boolean {
+  return !dirty || window.confirm(DROP_QUESTION);
 }
 
 const pathOf = (to: string) => to.split(/[?#]/)[0] ?? to;
