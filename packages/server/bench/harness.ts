@@ -393,14 +393,14 @@ async function waitReady(base: string, child: ChildProcess) {
 
 /**
  * The gateway as `pnpm start` runs it (the built dist/main.mjs), ready to answer; for an A/B,
- * another build as `entry` or Node and V8 flags as `nodeArgs` (how this session's
- * `--heap-growing-percent` and `--max-semi-space-size` trials were run).
+ * another build as `entry` or Node and V8 flags as `nodeArgs` (by default BENCH_NODE_ARGS,
+ * space-separated: how the `--heap-growing-percent` and `--max-semi-space-size` trials were run).
  */
 export async function startGateway(
   db: Database,
   upstreamPort: number,
   entry = 'dist/main.mjs',
-  nodeArgs: string[] = [],
+  nodeArgs: string[] = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
 ) {
   const port = await freePort();
   const child = spawn(process.execPath, ['--enable-source-maps', ...nodeArgs, entry], {
