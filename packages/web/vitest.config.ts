@@ -9,5 +9,8 @@ export default defineConfig({
     environment: 'happy-dom',
     setupFiles: ['./vitest.setup.ts'],
     passWithNoTests: true,
+    // Above Testing Library's waits (10 s, vitest.setup.ts), so a slow machine shows as a slow
+    // test, never as a failed one.
+    testTimeout: 30_000,
   },
 });

@@ -1,5 +1,9 @@
-import { cleanup } from '@testing-library/react';
+import { cleanup, configure } from '@testing-library/react';
 import { afterEach } from 'vitest';
+
+// findBy* and waitFor give up after 1 s by default: on a loaded machine a lazily loaded page can
+// take longer to render, and a test must not fail for the machine's speed (CI runs them loaded).
+configure({ asyncUtilTimeout: 10_000 });
 
 // Testing Library unmounts by itself only where the test runner has globals; this one has none.
 afterEach(() => cleanup());
