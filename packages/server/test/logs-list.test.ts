@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { useTestApp } from './support/app.ts';
 import { answerOf, chat, say } from './support/chat.ts';
 import { createGate, signUpUser } from './support/factories.ts';
@@ -189,6 +189,98 @@ describe('filters', () => {
     for (const row of rows) {
       expect(row.created_at >= since && row.created_at < until).toBe(true);
       expect(row.success).toBe(false);
+    }
+  });
+});
+
+/**
+ * The most rows of log_entries that one of the log's own statements read while `run` ran: each
+ * statement the server sent is run again under EXPLAIN ANALYZE. A filter's cost, counted, not timed.
+ */
+async function rowsRead(run: () => Promise<unknown>): Promise<number> {
+  const spy = vi.spyOn(app.db.driver, 'query');
+  let statements: typeof spy.mock.calls;
+  try {
+    await run();
+  } finally {
+    statements = [...spy.mock.calls];
+    spy.mockRestore();
+  }
+  type Node = Record<string, unknown> & { Plans?: Node[] };
+  const read = (node: Node): number =>
+    (node['Relation Name'] === 'log_entries'
+      ? (Number(node['Actual Rows']) +
+          Number(node['Rows Removed by Filter'] ?? 0) +
+          Number(node['Rows Removed by Index Recheck'] ?? 0)) *
+        Number(node['Actual Loops'])
+      : 0) + (node.Plans ?? []).reduce((sum, child) => sum + read(child), 0);
+  let most = 0;
+  for (const [text, params] of statements) {
+    if (!/^\s*SELECT\b[\s\S]*\bFROM log_entries\b/.test(text)) continue;
+    const [row] = await app.db.driver.query<{ 'QUERY PLAN': unknown }>(
+      `EXPLAIN (ANALYZE, FORMAT JSON) ${text}`,
+      params,
+    );
+    const raw = row?.['QUERY PLAN'];
+    const [plan] = (typeof raw === 'string' ? JSON.parse(raw) : raw) as [{ Plan: Node }];
+    most = Math.max(most, read(plan.Plan));
+  }
+  return most;
+}
+
+describe('finding failures on a large log', () => {
+  it('model + errorCode, errorCode and failureClass read the owner’s failures, not every entry', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user);
+    await insertEntries(app, user, gate, 20_000, at(0), { spreadMs: 1000 });
+    // 300 failures, a third of each code; two upstream_error ones of a model seldom used.
+    await app.db.driver.query(
+      `INSERT INTO log_entries (id, user_id, gate_id, gate_name, endpoint, model_requested, success, status_code,
+         error_code, created_at)
+       SELECT gen_random_uuid(), $1::uuid, $2::uuid, $3, '/v3/chat',
+              CASE WHEN i IN (3, 6) THEN 'mock/fast' ELSE 'mock/echo' END, false, (ARRAY[502, 429, 400])[i % 3 + 1],
+              (ARRAY['upstream_error', 'rate_limited', 'invalid_request'])[i % 3 + 1],
+              $4::timestamptz - make_interval(secs => i * 7)
+       FROM generate_series(1, 300) AS i`,
+      [user.id, gate.id, gate.name, at(0).toISOString()],
+    );
+    await app.db.driver.query('ANALYZE log_entries');
+    const failures = 300;
+
+    const found = async (query: Record<string, string>) => {
+      let rows: { error_code: string | null; model_requested: string | null }[] = [];
+      let count = -1;
+      const read = await rowsRead(async () => {
+        rows = (await getLogs(app, user, query)).logs;
+        const res = await app.request(`/v1/logs/summary?${new URLSearchParams(query)}`, {
+          headers: user.auth,
+        });
+        count = ((await res.json()) as { count: number }).count;
+      });
+      return { rows, count, read };
+    };
+
+    const needles = await found({ model: 'mock/fast', errorCode: 'upstream_error' });
+    expect(needles.count).toBe(2);
+    expect(needles.rows.map((r) => [r.model_requested, r.error_code])).toEqual([
+      ['mock/fast', 'upstream_error'],
+      ['mock/fast', 'upstream_error'],
+    ]);
+    expect(needles.read).toBeLessThanOrEqual(failures);
+
+    const upstream = await found({ errorCode: 'upstream_error' });
+    expect([upstream.rows.length, upstream.count]).toEqual([50, 100]);
+    expect(upstream.read).toBeLessThanOrEqual(failures);
+
+    for (const [failureClass, count] of [
+      ['provider_error', 100],
+      ['rate_limit', 100],
+      ['client_error', 100],
+      ['limit_refusal', 0],
+    ] as const) {
+      const byClass = await found({ failureClass });
+      expect(byClass.count, failureClass).toBe(count);
+      expect(byClass.read, failureClass).toBeLessThanOrEqual(failures);
     }
   });
 });

@@ -121,7 +121,9 @@ export function logConditions(userId: string, f: LogFilter) {
   if (f.endUser) add((p) => `end_user = ${p}`, f.endUser);
   if (f.model) add((p) => `(model_used = ${p} OR model_requested = ${p})`, f.model);
   if (f.errorCode) add((p) => `error_code = ${p}`, f.errorCode);
-  if (f.failureClass) add((p) => `${FAILURE_CLASS_SQL} = ${p}`, f.failureClass);
+  // A success has no class; saying so lets the planner read only the failures (the index on
+  // user_id, success, created_at) instead of every entry.
+  if (f.failureClass) add((p) => `NOT success AND ${FAILURE_CLASS_SQL} = ${p}`, f.failureClass);
   if (f.endpoint) add((p) => `endpoint = ${p}`, f.endpoint);
   if (f.streamed !== undefined) add((p) => `stream = ${p}`, f.streamed);
   if (f.hasToolCalls !== undefined) {
