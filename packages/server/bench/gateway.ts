@@ -286,7 +286,8 @@ async function benchDatabase(db: Database, peers: Peers) {
     const peak = watch();
     await sleep(SETTLE_SECONDS * 1000);
     const after = rssMb(gateway.pid);
-    const peakTarget = name === 'PGlite' ? 350 : 220;
+    // Issue 30: latency wins over memory; the peak may grow to 450 MB on PGlite, 300 on PostgreSQL.
+    const peakTarget = name === 'PGlite' ? 450 : 300;
     row(
       name,
       `memory: peak RSS under ${LOAD_SECONDS} s of saturating load`,
