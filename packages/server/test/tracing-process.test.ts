@@ -190,7 +190,7 @@ describe('traces over OTLP/HTTP', () => {
 });
 
 describe('the process log with GATEHOUSE_LOG_FORMAT=json', () => {
-  it('is JSON lines, and a line printed for a request names its id', async () => {
+  it('is JSON lines, and a line printed for a request names its id (Node 24 and later)', async () => {
     const headers = await signUp();
     const gateId = await createGate(headers, { model: 'openai/gpt-4o-mini' });
     const res = await fetch(`${gateway.url}/v1/chat/completions`, {
@@ -215,14 +215,17 @@ describe('the process log with GATEHOUSE_LOG_FORMAT=json', () => {
         .split('\n')
         .filter((l) => l.trim() !== '')
         .map((l) => JSON.parse(l) as Record<string, unknown>);
-      if (lines.some((l) => l.requestId === entryId)) break;
+      if (lines.some((l) => String(l.msg).startsWith('provider: '))) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(lines.find((l) => String(l.msg).startsWith('Gatehouse is listening on'))).toMatchObject({
       level: 'info',
     });
-    const printed = lines.find((l) => l.requestId === entryId);
+    const printed = lines.find((l) => String(l.msg).startsWith('provider: '));
     expect(printed).toMatchObject({ level: 'error' });
-    expect(String(printed?.msg)).toContain('provider: ');
+    // On Node 24 and later the line names its request; before, that would cost every promise a
+    // hook (processLog.ts), so it does not.
+    if (Number(process.versions.node.split('.')[0]) >= 24) expect(printed?.requestId).toBe(entryId);
+    else expect(printed).not.toHaveProperty('requestId');
   });
 });
