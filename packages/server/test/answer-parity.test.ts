@@ -1,15 +1,5 @@
-/**
- * The chat routes write their JSON answers straight to the Node response under the Node server
- * (http/sse.ts jsonAnswer), and as a web Response elsewhere (app.request). The two must not
- * differ: the same request through a real socket and through app.request gets the same status,
- * the same headers and the same body, byte for byte once the request's own id and clock are set
- * aside (and the time it took). Forwarded answers (same family, the provider's JSON as it came) and translated ones.
- */
-import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../src/app.ts';
-import { useTestApp } from './support/app.ts';
+import { afterAll, describe, expect, it } from 'vitest';
+import { useSocketServer, useTestApp } from './support/app.ts';
 import { say } from './support/chat.ts';
 import { completion, startOpenAIEmulator } from './support/emulators/openai.ts';
 import { createGate, signUpUser } from './support/factories.ts';
@@ -17,16 +7,7 @@ import { createGate, signUpUser } from './support/factories.ts';
 const emulator = await startOpenAIEmulator('openai', 'sk-parity');
 const app = useTestApp({ OPENAI_API_KEY: emulator.apiKey, OPENAI_BASE_URL: emulator.baseUrl });
 afterAll(() => emulator.upstream.close());
-let base = '';
-let close: () => Promise<void> = async () => {};
-
-beforeAll(async () => {
-  const server = serve({ fetch: createApp(app.config, app.runtime).fetch, port: 0, hostname: '127.0.0.1' });
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  close = () => new Promise((resolve) => server.close(() => resolve()));
-});
-afterAll(() => close());
+const server = useSocketServer(app);
 
 /** Headers a transport sets for itself (the socket's framing, the clock), left out of the comparison. */
 const TRANSPORT = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length']);
@@ -94,7 +75,9 @@ describe.each(cases)('$path on $model', ({ path, model, forwarded, body }) => {
       const reply = { type: 'text' as const, contentType: 'application/json', text: answer };
       emulator.upstream.reply(reply, reply);
     }
-    const overSocket = await seen(await fetch(`${base}${path}`, { method: 'POST', headers, body: json }));
+    const overSocket = await seen(
+      await fetch(`${server.base()}${path}`, { method: 'POST', headers, body: json }),
+    );
     const inProcess = await seen(await app.request(path, { method: 'POST', headers, body: json }));
     expect(overSocket.status).toBe(200);
     expect(overSocket).toEqual(inProcess);

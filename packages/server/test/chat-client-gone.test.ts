@@ -3,11 +3,9 @@
  * (nothing more is generated that nobody will read) and the request is logged as failed. Over a real
  * socket, since that is where a client can leave: the chat routes watch the node response.
  */
-import net, { type AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createApp } from '../src/app.ts';
-import { useTestApp } from './support/app.ts';
+import net from 'node:net';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { useSocketServer, useTestApp } from './support/app.ts';
 import { logEntriesOf, say } from './support/chat.ts';
 import { chunkFrames, startOpenAIEmulator } from './support/emulators/openai.ts';
 import { createGate, signUpUser } from './support/factories.ts';
@@ -15,16 +13,7 @@ import { createGate, signUpUser } from './support/factories.ts';
 const emulator = await startOpenAIEmulator('openai', 'sk-client-gone');
 const app = useTestApp({ OPENAI_API_KEY: emulator.apiKey, OPENAI_BASE_URL: emulator.baseUrl });
 afterAll(() => emulator.upstream.close());
-let base = '';
-let close: () => Promise<void> = async () => {};
-
-beforeAll(async () => {
-  const server = serve({ fetch: createApp(app.config, app.runtime).fetch, port: 0, hostname: '127.0.0.1' });
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  close = () => new Promise((resolve) => server.close(() => resolve()));
-});
-afterAll(() => close());
+const server = useSocketServer(app);
 
 /** The gate's log entries once one is there (bounded: 10 s). */
 async function entriesOnceWritten(gateId: string) {
@@ -44,7 +33,7 @@ describe.each([
     const user = await signUpUser(app);
     const gate = await createGate(app, user, { model: 'mock/echo' });
     const client = new AbortController();
-    const request = fetch(`${base}${path}`, {
+    const request = fetch(`${server.base()}${path}`, {
       method: 'POST',
       headers: { ...user.auth, 'content-type': 'application/json', 'x-gatehouse-gate-id': gate.id },
       body: JSON.stringify(body(gate.id)),
@@ -81,7 +70,7 @@ describe.each(['/v1/chat/completions', '/v1/messages'])(
         ending: 'hang',
       }));
       const client = new AbortController();
-      const res = await fetch(`${base}${path}`, {
+      const res = await fetch(`${server.base()}${path}`, {
         method: 'POST',
         headers: { ...user.auth, 'content-type': 'application/json', 'x-gatehouse-gate-id': gate.id },
         body: JSON.stringify({
@@ -121,7 +110,7 @@ describe('a client that leaves while sending its body', () => {
       const user = await signUpUser(app);
       const logged = vi.spyOn(console, 'error');
       try {
-        const { port } = new URL(base);
+        const { port } = new URL(server.base());
         const socket = net.connect(Number(port), '127.0.0.1');
         await new Promise((resolve) => socket.once('connect', resolve));
         const auth = user.auth.authorization as string;

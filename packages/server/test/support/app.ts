@@ -4,6 +4,8 @@
  * app.request like any HTTP client.
  */
 import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 import { createApp } from '../../src/app.ts';
@@ -127,4 +129,22 @@ export function useTestApp(env: Record<string, string> = {}, database: { dataDir
     await drop();
   }, 60_000);
   return harness;
+}
+
+/**
+ * The test app served over a real socket by @hono/node-server, as `pnpm start` serves it (the
+ * chat routes write to the Node response there, not to a web Response); its base URL once the
+ * suite has started, closed after it.
+ */
+export function useSocketServer(app: TestApp): { base(): string } {
+  let base = '';
+  let close: () => Promise<void> = async () => {};
+  beforeAll(async () => {
+    const server = serve({ fetch: createApp(app.config, app.runtime).fetch, port: 0, hostname: '127.0.0.1' });
+    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    close = () => new Promise((resolve) => server.close(() => resolve()));
+  });
+  afterAll(() => close());
+  return { base: () => base };
 }
