@@ -61,6 +61,68 @@ function target(msg) {
   return open.handle;
 }
 
+/**
+ * A batch's statements as one message of PostgreSQL's extended protocol, built here: Parse, Bind
+ * and Execute for each (unnamed, every parameter as text, its type the statement's), then one
+ * Sync. The log writer's batch (issue 30) is one large JSON text: PGlite's own serializer measured
+ * its length in a JavaScript loop and copied it through growing buffers, a fifth of this thread's
+ * time; here its bytes are written once, and the statements cost one call into the database
+ * instead of five each. A statement that fails ends the batch (the server skips to the Sync) and
+ * the transaction rolls back, as before. Null when a parameter is other than text, a number or
+ * null: such a batch goes statement by statement through PGlite's query.
+ */
+function batchMessage(statements) {
+  const texts = [];
+  let size = 5;
+  for (const { sql, params } of statements) {
+    const values = [];
+    for (const p of params) {
+      if (p === null || p === undefined) values.push(null);
+      else if (typeof p === 'string') values.push(p);
+      else if (typeof p === 'number' || typeof p === 'bigint') values.push(String(p));
+      else return null;
+    }
+    const sqlBytes = Buffer.byteLength(sql);
+    const lengths = values.map((v) => (v === null ? -1 : Buffer.byteLength(v)));
+    // Parse: 'P' len "" sql\0 int16; Bind: 'B' len "" "" int16 int16 (int32 bytes)* int16; Execute: 'E' len "" int32.
+    size += 1 + 4 + 1 + sqlBytes + 1 + 2;
+    size += 1 + 4 + 1 + 1 + 2 + 2 + lengths.reduce((n, l) => n + 4 + Math.max(l, 0), 0) + 2;
+    size += 1 + 4 + 1 + 4;
+    texts.push({ sql, sqlBytes, values, lengths });
+  }
+  const out = Buffer.allocUnsafeSlow(size);
+  let at = 0;
+  const head = (code, length) => {
+    out[at] = code;
+    out.writeInt32BE(length, at + 1);
+    at += 5;
+  };
+  for (const { sql, sqlBytes, values, lengths } of texts) {
+    head(0x50, 4 + 1 + sqlBytes + 1 + 2); // Parse
+    out[at++] = 0;
+    at += out.write(sql, at);
+    out[at++] = 0;
+    at = out.writeInt16BE(0, at);
+    const valueBytes = lengths.reduce((n, l) => n + 4 + Math.max(l, 0), 0);
+    head(0x42, 4 + 1 + 1 + 2 + 2 + valueBytes + 2); // Bind
+    out[at++] = 0;
+    out[at++] = 0;
+    at = out.writeInt16BE(0, at);
+    at = out.writeInt16BE(values.length, at);
+    values.forEach((v, i) => {
+      at = out.writeInt32BE(lengths[i], at);
+      if (v !== null) at += out.write(v, at);
+    });
+    at = out.writeInt16BE(0, at);
+    head(0x45, 4 + 1 + 4); // Execute
+    out[at++] = 0;
+    at = out.writeInt32BE(0, at);
+  }
+  head(0x53, 4); // Sync
+  if (at !== size) throw new Error(`batch message: wrote ${at} bytes of ${size}`);
+  return out;
+}
+
 /** Marks an operation whose answer is sent from elsewhere. */
 const NO_REPLY = Symbol('no reply');
 let db;
@@ -101,11 +163,14 @@ async function handle(msg) {
       return target(msg).query(msg.sql, msg.params, queryOptions(msg));
     case 'exec':
       return target(msg).exec(msg.sql, queryOptions(msg));
-    case 'batch':
+    case 'batch': {
+      const message = batchMessage(msg.statements);
       await db.transaction(async (tx) => {
-        for (const statement of msg.statements) await tx.query(statement.sql, statement.params);
+        if (message) await db.runExclusive(() => db.execProtocolStream(message, { syncToFs: false }));
+        else for (const statement of msg.statements) await tx.query(statement.sql, statement.params);
       });
       return null;
+    }
     case 'begin':
       begin(msg.id);
       return NO_REPLY;
