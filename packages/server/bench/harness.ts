@@ -209,6 +209,25 @@ export async function wrk(
   connections: number,
   spread: { threads: number; ports: number[] } | null = null,
 ): Promise<number> {
+  return (await wrkRun(url, headers, body, seconds, connections, spread)).rps;
+}
+
+/** wrk's figure `"635.00us"`, `"1.23ms"` or `"2.01s"` in milliseconds. */
+function wrkMs(figure: string | undefined): number {
+  const m = /^([\d.]+)(us|ms|s)$/.exec(figure ?? '');
+  if (!m) return Number.NaN;
+  return Number(m[1]) * { us: 0.001, ms: 1, s: 1000 }[m[2] as 'us' | 'ms' | 's'];
+}
+
+/** As `wrk`, with the latency's p50 and p99 in ms (wrk --latency: closed loop, each connection waits). */
+export async function wrkRun(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  seconds: number,
+  connections: number,
+  spread: { threads: number; ports: number[] } | null = null,
+): Promise<{ rps: number; p50: number; p99: number }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'gh-wrk-'));
   const script = path.join(dir, 'post.lua');
   const host = new URL(url).hostname;
@@ -236,7 +255,7 @@ export async function wrk(
   const out = await new Promise<string>((resolve, reject) =>
     execFile(
       'wrk',
-      [`-t${spread?.threads ?? 1}`, `-c${connections}`, `-d${seconds}s`, '-s', script, url],
+      [`-t${spread?.threads ?? 1}`, `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script, url],
       (error, stdout) => (error ? reject(error) : resolve(stdout)),
     ),
   );
@@ -244,7 +263,8 @@ export async function wrk(
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
   const bad = Number(/non2xx (\d+)/.exec(out)?.[1] ?? 0);
   if (!Number.isFinite(rps) || rps === 0 || bad > 0) throw new Error(`wrk against ${url} failed:\n${out}`);
-  return rps;
+  const percentile = (p: number) => wrkMs(new RegExp(`^\\s+${p}%\\s+(\\S+)`, 'm').exec(out)?.[1]);
+  return { rps, p50: percentile(50), p99: percentile(99) };
 }
 
 /** Starts a process and resolves once it writes its first line to stdout. */
