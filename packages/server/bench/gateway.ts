@@ -603,7 +603,7 @@ try {
 
 console.log('');
 console.log(
-  `Gatehouse benchmark: /v1/chat/completions, logging on, spending limit: ${SPENDING}, ${new Date().toISOString()}`,
+  `Gatehouse benchmark: /v1/chat/completions, logging on, spending limit: ${SPENDING}, Node ${process.versions.node} (every process of the run), ${new Date().toISOString()}`,
 );
 const width = (k: keyof Row) => Math.max(...rows.map((r) => String(r[k]).length));
 for (const r of rows) {
