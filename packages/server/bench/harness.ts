@@ -201,16 +201,7 @@ export function ensureWrk(): void {
  * or `spread.threads`, each connecting to one of `spread.ports` in turn (the connections shared
  * among the threads): several servers behind one load without a balancer of its own.
  */
-export async function wrk(
-  url: string,
-  headers: Record<string, string>,
-  body: string,
-  seconds: number,
-  connections: number,
-  spread: { threads: number; ports: number[] } | null = null,
-): Promise<number> {
-  return (await wrkRun(url, headers, body, seconds, connections, spread)).rps;
-}
+export const wrk = async (...args: Parameters<typeof wrkRun>): Promise<number> => (await wrkRun(...args)).rps;
 
 /** wrk's figure `"635.00us"`, `"1.23ms"` or `"2.01s"` in milliseconds. */
 function wrkMs(figure: string | undefined): number {
