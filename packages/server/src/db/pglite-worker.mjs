@@ -84,11 +84,12 @@ function batchMessage(statements) {
     }
     const sqlBytes = Buffer.byteLength(sql);
     const lengths = values.map((v) => (v === null ? -1 : Buffer.byteLength(v)));
+    const valueBytes = lengths.reduce((n, l) => n + 4 + Math.max(l, 0), 0);
     // Parse: 'P' len "" sql\0 int16; Bind: 'B' len "" "" int16 int16 (int32 bytes)* int16; Execute: 'E' len "" int32.
     size += 1 + 4 + 1 + sqlBytes + 1 + 2;
-    size += 1 + 4 + 1 + 1 + 2 + 2 + lengths.reduce((n, l) => n + 4 + Math.max(l, 0), 0) + 2;
+    size += 1 + 4 + 1 + 1 + 2 + 2 + valueBytes + 2;
     size += 1 + 4 + 1 + 4;
-    texts.push({ sql, sqlBytes, values, lengths });
+    texts.push({ sql, sqlBytes, values, lengths, valueBytes });
   }
   const out = Buffer.allocUnsafeSlow(size);
   let at = 0;
@@ -97,13 +98,12 @@ function batchMessage(statements) {
     out.writeInt32BE(length, at + 1);
     at += 5;
   };
-  for (const { sql, sqlBytes, values, lengths } of texts) {
+  for (const { sql, sqlBytes, values, lengths, valueBytes } of texts) {
     head(0x50, 4 + 1 + sqlBytes + 1 + 2); // Parse
     out[at++] = 0;
     at += out.write(sql, at);
     out[at++] = 0;
     at = out.writeInt16BE(0, at);
-    const valueBytes = lengths.reduce((n, l) => n + 4 + Math.max(l, 0), 0);
     head(0x42, 4 + 1 + 1 + 2 + 2 + valueBytes + 2); // Bind
     out[at++] = 0;
     out[at++] = 0;
