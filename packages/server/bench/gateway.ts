@@ -108,25 +108,27 @@ async function fixedRate(
 
 /**
  * The independent suites' figure: the highest of SWEEP_RATES whose p99 stays under SWEEP_P99_MS
- * (open loop, SWEEP_SECONDS at each, climbing until a rate misses or a request fails), with that
- * rate's p99; null when even the lowest misses.
+ * (open loop, climbing until a rate misses or a request fails). Each rate runs SWEEP_SECONDS, and
+ * long enough for 2,500 requests (a p99 of fewer is a handful of them); a rate that misses is tried
+ * once more, so that one hiccup of a shared machine does not end the climb. It says where it stopped.
  */
 async function highestRate(url: string, headers: Record<string, string>, body: string) {
   let best: { rate: number; p99: number } | null = null;
   let missed = `every rate up to ${rps(SWEEP_RATES.at(-1) as number)} held`;
   for (const rate of SWEEP_RATES) {
-    let result: Latency;
-    try {
-      result = await fixedRate(url, headers, body, rate, SWEEP_SECONDS);
-    } catch (error) {
-      missed = `at ${rps(rate)}: ${(error as Error).message.split('\n')[0]}`;
-      break;
+    const seconds = Math.max(SWEEP_SECONDS, Math.ceil(2500 / rate));
+    let held: Latency | null = null;
+    for (let attempt = 0; attempt < 2 && !held; attempt++) {
+      try {
+        const result = await fixedRate(url, headers, body, rate, seconds);
+        if (result.p99 < SWEEP_P99_MS) held = result;
+        else missed = `at ${rps(rate)}: p99 ${ms(result.p99)}, twice`;
+      } catch (error) {
+        missed = `at ${rps(rate)}: ${(error as Error).message.split('\n')[0]}`;
+      }
     }
-    if (result.p99 >= SWEEP_P99_MS) {
-      missed = `at ${rps(rate)}: p99 ${ms(result.p99)}`;
-      break;
-    }
-    best = { rate, p99: result.p99 };
+    if (!held) break;
+    best = { rate, p99: held.p99 };
   }
   return `${best === null ? 'none' : `${rps(best.rate)} (p99 ${ms(best.p99)})`}; ${missed}`;
 }
