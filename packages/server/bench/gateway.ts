@@ -133,6 +133,12 @@ async function highestRate(url: string, headers: Record<string, string>, body: s
   return `${best === null ? 'none' : `${rps(best.rate)} (p99 ${ms(best.p99)})`}; ${missed}`;
 }
 
+type Percentiles = { p50: number; p99: number };
+
+/** The gateway's p50 / p99 and the direct call's, and what the bare proxy added over direct. */
+const latencyContext = (gateway: Percentiles, direct: Percentiles, proxy: Percentiles) =>
+  `(gateway ${ms(gateway.p50)} / ${ms(gateway.p99)}, direct ${ms(direct.p50)} / ${ms(direct.p99)}, bare proxy ${plusMs(proxy.p50 - direct.p50)} / ${plusMs(proxy.p99 - direct.p99)})`;
+
 /** One streamed chat request: ms to the first byte of the answer's body, and to its end. */
 function streamOnce(agent: http.Agent, url: string, headers: Record<string, string>, chunks: number) {
   const body = JSON.stringify({
@@ -393,7 +399,7 @@ async function benchDatabase(db: Database, peers: Peers) {
     // Issue 30: p50 ≤ 0.3 ms on PGlite; p99 ≤ 5 ms on PGlite, ≤ 8 ms on PostgreSQL (with Redis too).
     const pglite = name === 'PGlite';
     const p99Target = pglite ? 5 : 8;
-    const context = `(gateway ${ms(gatewayLat.p50)} / ${ms(gatewayLat.p99)}, direct ${ms(directLat.p50)} / ${ms(directLat.p99)}, bare proxy ${plusMs(proxyLat.p50 - directLat.p50)} / ${plusMs(proxyLat.p99 - directLat.p99)})`;
+    const context = latencyContext(gatewayLat, directLat, proxyLat);
     row(
       name,
       `latency at ${RATE} req/s: overhead p50`,
@@ -409,7 +415,7 @@ async function benchDatabase(db: Database, peers: Peers) {
     const oneDirect = await wrkRun(direct.url, direct.headers, body, SECONDS, 1);
     const oneGateway = await wrkRun(viaGateway.url, viaGateway.headers, body, SECONDS, 1);
     const oneProxy = await wrkRun(peers.proxyUrl, direct.headers, body, SECONDS, 1);
-    const oneContext = `(gateway ${ms(oneGateway.p50)} / ${ms(oneGateway.p99)}, direct ${ms(oneDirect.p50)} / ${ms(oneDirect.p99)}, bare proxy ${plusMs(oneProxy.p50 - oneDirect.p50)} / ${plusMs(oneProxy.p99 - oneDirect.p99)})`;
+    const oneContext = latencyContext(oneGateway, oneDirect, oneProxy);
     const oneP50 = oneGateway.p50 - oneDirect.p50;
     const oneP99 = oneGateway.p99 - oneDirect.p99;
     row(
