@@ -9,6 +9,7 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
+    globalSetup: ['test/support/pgliteSnapshot.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },

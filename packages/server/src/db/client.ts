@@ -56,13 +56,15 @@ export async function connectDatabase(opts: {
   preparedStatements?: boolean;
   /** Config.transactionTimeoutMs; 5 s (Prisma's own default) unless given. */
   transactionTimeoutMs?: number;
+  /** PGlite in memory only: the dump of a data directory to start from (openPglite). */
+  from?: Blob | undefined;
 }): Promise<Database> {
   const migrating = opts.migrate !== false;
   if (!opts.databaseUrl && migrating && isNewDataDir(opts.dataDir)) await installPglite(opts.dataDir);
   const sql = withRoundTrips(
     opts.databaseUrl
       ? await openPostgres(opts.databaseUrl, opts.schema, opts.preparedStatements !== false)
-      : await openPglite(opts.dataDir),
+      : await openPglite(opts.dataDir, { from: opts.from }),
   );
   if (migrating) await migrate(sql, migrationsDir);
   const client = new PrismaClient({ adapter: sql.adapter });

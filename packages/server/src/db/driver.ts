@@ -25,11 +25,22 @@ export type SqlDriver = {
   close(): Promise<void>;
 };
 
-export async function openPglite(dataDir: string, where: { process?: boolean } = {}): Promise<SqlDriver> {
+/**
+ * `from`: a dump of a data directory (PGlite's dumpDataDir) to start from instead of an empty
+ * one, for a database in memory: the test suite's, migrated once rather than in every file.
+ */
+export async function openPglite(
+  dataDir: string,
+  where: { process?: boolean; from?: Blob | undefined } = {},
+): Promise<SqlDriver> {
   // PostgreSQL's default 128 MB of shared buffers would sit in this process's memory for good;
   // the operating system's file cache backs a smaller pool just as well for a gateway's load.
   // It runs on a thread of its own (pgliteThread.ts), so its statements never block a request.
-  const db = await openPgliteThread(dataDir, { postgresqlconf: ['shared_buffers=16MB'] }, where);
+  const db = await openPgliteThread(
+    dataDir,
+    { postgresqlconf: ['shared_buffers=16MB'], ...(where.from && { loadDataDir: where.from }) },
+    where,
+  );
   return {
     kind: 'pglite',
     exec: async (sql) => {

@@ -4,10 +4,11 @@
  * app.request like any HTTP client.
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import pg from 'pg';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { createApp } from '../../src/app.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import { connectDatabase, type Database } from '../../src/db/client.ts';
@@ -57,7 +58,11 @@ export async function openTestDatabase(
 ): Promise<{ db: Database; drop(): Promise<void> }> {
   if (!testDatabaseUrl) {
     const { dataDir = 'memory://', ...rest } = opts;
-    const db = await connectDatabase({ dataDir, migrate: true, ...rest });
+    // In memory, from the run's migrated dump (support/pgliteSnapshot.ts); migrate() then finds
+    // every migration applied.
+    const snapshot = dataDir === 'memory://' ? inject('pgliteSnapshot') : '';
+    const from = snapshot ? new Blob([readFileSync(snapshot)]) : undefined;
+    const db = await connectDatabase({ dataDir, migrate: true, from, ...rest });
     return { db, drop: () => db.close() };
   }
   const schema = `test_${randomUUID().replaceAll('-', '')}`;
