@@ -14,6 +14,7 @@ import { errorHeaders, errorResponse, requestIds, tooLarge } from './http/errors
 import { metricsRoute } from './http/metrics.ts';
 import { requireActor } from './http/middleware.ts';
 import { openAPIDocument } from './http/openapi.ts';
+import { RememberingRouter } from './http/router.ts';
 import { requestSpan } from './http/tracing.ts';
 import { configureMetrics } from './observability/metrics.ts';
 import { requestScope } from './observability/processLog.ts';
@@ -69,7 +70,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  */
 export function createApp(config: Config, runtime: Runtime, opts: { draining?: () => boolean } = {}) {
   const draining = opts.draining ?? (() => false);
-  const app = new Hono();
+  const app = new Hono({ router: new RememberingRouter() });
   app.onError((error, c) => errorResponse(c, error));
   // Each only when on: JSON process logs name the request a line is for; traces have its span.
   if (config.observability.logFormat === 'json') app.use('*', requestScope);
