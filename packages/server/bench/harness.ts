@@ -402,16 +402,19 @@ async function waitReady(base: string, child: ChildProcess) {
   throw new Error('the gateway did not become ready');
 }
 
+/** BENCH_NODE_ARGS: Node and V8 flags for every gateway a bench starts, space-separated. */
+export const benchNodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+
 /**
  * The gateway as `pnpm start` runs it (the built dist/main.mjs), ready to answer; for an A/B,
- * another build as `entry` or Node and V8 flags as `nodeArgs` (by default BENCH_NODE_ARGS,
- * space-separated: how the `--heap-growing-percent` and `--max-semi-space-size` trials were run).
+ * another build as `entry` or Node and V8 flags as `nodeArgs` (by default benchNodeArgs: how the
+ * `--heap-growing-percent` and `--max-semi-space-size` trials were run).
  */
 export async function startGateway(
   db: Database,
   upstreamPort: number,
   entry = 'dist/main.mjs',
-  nodeArgs: string[] = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
+  nodeArgs: string[] = benchNodeArgs,
 ) {
   const port = await freePort();
   const child = spawn(process.execPath, ['--enable-source-maps', ...nodeArgs, entry], {

@@ -14,6 +14,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
+  benchNodeArgs,
   buildServer,
   cpuPerRequest,
   ensureWrk,
@@ -97,6 +98,7 @@ const upstream = await startUpstream();
 const dir = mkdtempSync(path.join(os.tmpdir(), 'gh-profile-'));
 // The warm-up is profiled too; sampling at 250 µs keeps the profile's own cost small.
 const gateway = await startGateway(db, upstream.port, 'dist/main.mjs', [
+  ...benchNodeArgs,
   '--cpu-prof',
   `--cpu-prof-dir=${dir}`,
   '--cpu-prof-interval=250',
