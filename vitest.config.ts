@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import { reachable } from './packages/server/test/support/reachable.ts';
 
@@ -29,6 +30,10 @@ export default defineConfig(async () => {
   });
   return {
     test: {
+      // One test file per core, not Vitest's default of one fewer: a file's own work waits on
+      // its database thread, child processes and sockets (one at a time, the suite kept 1.2 of
+      // 2 cores busy), so on 2 cores the default ran one file at a time.
+      maxWorkers: availableParallelism(),
       projects: [
         ...(withPglite ? [server('server:pglite', { GATEHOUSE_TEST_DATABASE_URL: '' })] : []),
         ...(withPostgres ? [server('server:postgres', { GATEHOUSE_TEST_DATABASE_URL: postgresUrl })] : []),
