@@ -50,44 +50,64 @@ export function jsonTextShape(
   let depth = 0;
   // Whether each open container is an array.
   const arrays: boolean[] = [];
-  // Numbers, literals and whitespace are skipped by the regular expression engine, not char by char.
-  const structure = /["[\]{},:]/g;
-  const nonSpace = /\S/y;
-  for (
-    let found = structure.exec(text);
-    found && members <= max.members && depth <= max.depth;
-    found = structure.exec(text)
-  ) {
-    const at = found.index;
-    switch (found[0]) {
-      case '"': {
+  // Char by char, strings skipped by indexOf: a regular expression's exec built a match array for
+  // every bracket, comma and colon, four to five times the time of this loop (143 kB of a coding
+  // agent's body: ~500 µs against ~107 µs; a bench chat body: 1.1 µs against 0.2).
+  const length = text.length;
+  for (let at = 0; at < length && members <= max.members && depth <= max.depth; at++) {
+    switch (text.charCodeAt(at)) {
+      case 0x22: {
+        // '"': hop to the string's closing quote
         let end = text.indexOf('"', at + 1);
         while (end > 0 && isEscaped(text, end)) end = text.indexOf('"', end + 1);
         if (end < 0) return { members, depth };
-        structure.lastIndex = end + 1;
+        at = end;
         break;
       }
-      case ':':
-        members++; // after a key
+      case 0x3a: // ':' after a key
+        members++;
         break;
-      case ',':
-        if (arrays.at(-1)) members++; // before an array's next item
+      case 0x2c: // ',' before an array's next item
+        if (arrays[arrays.length - 1]) members++;
         break;
-      case '[':
+      case 0x5b: {
+        // '['
         arrays.push(true);
-        depth = Math.max(depth, arrays.length);
-        nonSpace.lastIndex = at + 1;
-        if (nonSpace.exec(text)?.[0] !== ']') members++; // its first item
+        if (arrays.length > depth) depth = arrays.length;
+        let next = at + 1;
+        while (next < length && isSpace(text.charCodeAt(next))) next++;
+        if (text.charCodeAt(next) !== 0x5d) members++; // its first item
         break;
-      case '{':
+      }
+      case 0x7b: // '{'
         arrays.push(false);
-        depth = Math.max(depth, arrays.length);
+        if (arrays.length > depth) depth = arrays.length;
         break;
-      default:
+      case 0x5d: // ']'
+      case 0x7d: // '}'
         arrays.pop();
+        break;
     }
   }
   return { members, depth };
+}
+
+/** What `\s` matches in a regular expression: JSON's four, and Unicode's other spaces. */
+function isSpace(code: number): boolean {
+  return (
+    code === 0x20 ||
+    (code >= 0x09 && code <= 0x0d) ||
+    (code > 0x7f &&
+      (code === 0xa0 ||
+        code === 0x1680 ||
+        (code >= 0x2000 && code <= 0x200a) ||
+        code === 0x2028 ||
+        code === 0x2029 ||
+        code === 0x202f ||
+        code === 0x205f ||
+        code === 0x3000 ||
+        code === 0xfeff))
+  );
 }
 
 /**
