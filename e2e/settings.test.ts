@@ -75,8 +75,9 @@ describe('the settings page', () => {
     expect(await webhook.inputValue()).toBe('https://hooks.example.test/spending');
 
     // (Closing the tab's question is the same useUnsavedChanges, its beforeunload tested in
-    // GatePageFlow.test.tsx; here, dismissing Chromium's beforeunload left the Save click unanswered
-    // in one CI run of two.)
+    // GatePageFlow.test.tsx. The Save click that once seemed unanswered here, taken for Chromium's
+    // beforeunload, was the form remounting with the refetched settings and dropping its "Saved.",
+    // sometimes before this looked: SpendingAlertsCard.test.tsx pins it now.)
 
     // Saved, nothing is dropped: the link leaves without a question.
     await page.getByRole('button', { name: 'Save webhook' }).click();

@@ -1,6 +1,6 @@
 import { render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { Client, fetchExchange, Provider } from 'urql';
+import { Client, cacheExchange, fetchExchange, Provider } from 'urql';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Link, Router } from 'wouter';
 import { memoryLocation } from 'wouter/memory-location';
@@ -26,7 +26,10 @@ const delivery = (overrides: Record<string, unknown>) => ({
 });
 
 /** The GraphQL server as a test double behind urql's real client, answering by operation name. */
-function fakeGraphQL(answer: (operation: string, variables: Variables) => unknown) {
+function fakeGraphQL(
+  answer: (operation: string, variables: Variables) => unknown,
+  exchanges = [fetchExchange],
+) {
   const sent: { operation: string; variables: Variables }[] = [];
   const fetch = vi.fn(async (_url: RequestInfo | URL, init?: RequestInit) => {
     const body = JSON.parse(String(init?.body)) as { query: string; variables: Variables };
@@ -38,7 +41,7 @@ function fakeGraphQL(answer: (operation: string, variables: Variables) => unknow
   });
   const client = new Client({
     url: 'http://gatehouse.test/graphql',
-    exchanges: [fetchExchange],
+    exchanges,
     fetch: fetch as typeof globalThis.fetch,
     preferGetMethod: false,
   });
@@ -153,6 +156,46 @@ describe('SpendingAlertsCard', () => {
     expect(shown.value).toBe('whsec_first');
     await user.click(screen.getByRole('button', { name: 'Rotate' }));
     await waitFor(() => expect(shown.value).toBe('whsec_second'));
+  });
+
+  it('still says Saved. once the settings it saved come back from the server', async () => {
+    // The dashboard's own exchanges: the mutation's SpendingAlertSettings refetches the settings,
+    // which then hold the new webhook (the form was keyed on it, and lost its "Saved." remounting).
+    const user = userEvent.setup();
+    let webhook: string | null = null;
+    const { client, sent } = fakeGraphQL(
+      (operation, variables) => {
+        if (operation === 'AlertDeliveries') return { spendingAlertDeliveries: [] };
+        if (operation === 'SetSpendingAlertWebhook') {
+          webhook = String(variables.url);
+          return {
+            setSpendingAlertWebhook: {
+              __typename: 'MutationSetSpendingAlertWebhookSuccess',
+              data: settings(webhook),
+            },
+          };
+        }
+        return { spendingAlertSettings: settings(webhook) };
+      },
+      [cacheExchange, fetchExchange],
+    );
+    render(
+      <Provider value={client}>
+        <SpendingAlertsCard />
+      </Provider>,
+    );
+    const input = await screen.findByLabelText('Default webhook');
+    await user.type(input, 'https://hooks.example.test/spending');
+    await user.click(screen.getByRole('button', { name: 'Save webhook' }));
+    await waitFor(() =>
+      expect(sent.filter((s) => s.operation === 'SpendingAlertSettings').length).toBeGreaterThan(1),
+    );
+    await waitFor(() =>
+      expect((screen.getByLabelText('Default webhook') as HTMLInputElement).value).toBe(
+        'https://hooks.example.test/spending',
+      ),
+    );
+    expect(screen.getByRole('status').textContent).toContain('Saved.');
   });
 
   it('asks before a link drops an unsaved webhook, and leaves without asking once it is saved', async () => {

@@ -51,6 +51,8 @@ const RotateSecretMutation = graphql(`
 export function SpendingAlertsCard() {
   const [{ data, fetching, error }, refetch] = useQuery({ query: AlertSettingsQuery });
   const settings = data?.spendingAlertSettings;
+  // Held here: a saved webhook comes back in the refetched settings and remounts the form (its key).
+  const [saved, setSaved] = useState(false);
   return (
     <section className="card" aria-labelledby="alerts-title">
       <p className="eyebrow">Spending alerts</p>
@@ -65,20 +67,34 @@ export function SpendingAlertsCard() {
         <ErrorBanner error={error} onRetry={() => refetch({ requestPolicy: 'network-only' })} />
       )}
       {!data && fetching && <Loading what="alert settings" />}
-      {settings && <WebhookForm key={settings.defaultWebhook ?? ''} current={settings.defaultWebhook} />}
+      {settings && (
+        <WebhookForm
+          key={settings.defaultWebhook ?? ''}
+          current={settings.defaultWebhook}
+          saved={saved}
+          setSaved={setSaved}
+        />
+      )}
       {settings && <SigningSecret secret={settings.signingSecret} />}
       <AlertDeliveries />
     </section>
   );
 }
 
-function WebhookForm({ current }: { current: string | null }) {
+function WebhookForm({
+  current,
+  saved,
+  setSaved,
+}: {
+  current: string | null;
+  saved: boolean;
+  setSaved: (saved: boolean) => void;
+}) {
   const [url, setUrl] = useState(current ?? '');
   // What the server holds: the field differs from it until saved.
   const [stored, setStored] = useState(current ?? '');
   useUnsavedChanges(url.trim() !== stored);
   const [problem, setProblem] = useState<string | null>(null);
-  const [saved, setSaved] = useState(false);
   const [{ fetching }, setWebhook] = useMutation(SetWebhookMutation);
   const save = async (event: React.FormEvent) => {
     event.preventDefault();
