@@ -4,7 +4,7 @@ import { Client, fetchExchange, Provider } from 'urql';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Router } from 'wouter';
 import { memoryLocation } from 'wouter/memory-location';
-import { DROP_QUESTION, guardedLocation, LEAVE_QUESTION } from '../ui/unsavedChanges.ts';
+import { DROP_QUESTION, guardedLocation, LEAVE_QUESTION, SECRET_QUESTION } from '../ui/unsavedChanges.ts';
 import { ApiKeysPage } from './ApiKeysPage.tsx';
 
 type Variables = Record<string, unknown>;
@@ -308,11 +308,17 @@ describe('the API keys page', () => {
     expect(screen.queryByRole('form', { name: 'Settings of batch job' })).toBeNull();
     expect(confirm).toHaveBeenCalledTimes(4);
 
-    // The key made, the form is empty again: the link leaves without asking.
+    // The key made, its secret on screen: a link asks, as the secret is never shown again.
     await user.click(within(create).getByRole('button', { name: 'Create key' }));
     await screen.findByText('Your new key: copy it now, you will not see it again');
     await user.click(screen.getByRole('link', { name: 'batch job' }));
-    expect(confirm).toHaveBeenCalledTimes(4);
+    expect(confirm).toHaveBeenCalledTimes(5);
+    expect(confirm).toHaveBeenLastCalledWith(SECRET_QUESTION);
+    expect(page.at()).toBe('/api-keys');
+    // Copied, the form is empty again: the link leaves without asking.
+    await user.click(screen.getByRole('button', { name: 'I have copied the key' }));
+    await user.click(screen.getByRole('link', { name: 'batch job' }));
+    expect(confirm).toHaveBeenCalledTimes(5);
     expect(page.at()).toBe('/logs?apiKeyId=k-batch');
   });
 });

@@ -11,7 +11,7 @@ import { ApiKeyReveal } from '../session/ApiKeyReveal.tsx';
 import { AskButton, ConfirmRow, useConfirmation } from '../ui/Confirm.tsx';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
 import { TableWrap } from '../ui/TableWrap.tsx';
-import { mayDrop, useUnsavedChanges } from '../ui/unsavedChanges.ts';
+import { mayDrop, SECRET_QUESTION, useUnsavedChanges } from '../ui/unsavedChanges.ts';
 import { useTitle } from '../ui/useTitle.ts';
 import {
   type ApiKeyLimitsValues,
@@ -219,6 +219,8 @@ export function ApiKeysPage() {
   const [{ data: gateData }] = useQuery({ query: ApiKeyGatesQuery });
   const form = useForm<NewApiKey>({ defaultValues: { name: '', ...noLimits }, resolver: newApiKeyResolver });
   const [issued, setIssued] = useState<{ key: string; name: string } | null>(null);
+  // Until "I have copied the key": leaving would lose the secret for good.
+  useUnsavedChanges(issued !== null, SECRET_QUESTION);
   useUnsavedChanges(form.formState.isDirty);
 
   const onCreate = async (values: NewApiKey) => {

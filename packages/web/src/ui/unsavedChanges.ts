@@ -6,18 +6,20 @@ import type { BaseLocationHook } from 'wouter';
  * has them; leaving its page inside the app (a link, a redirect, Back) asks first, and closing
  * or reloading the tab gets the browser's own `beforeunload` question.
  */
-const editing = new Set<symbol>();
+const editing = new Map<symbol, string>();
 let allowOnce = false;
 
 export const LEAVE_QUESTION = 'You have unsaved changes. Leave this page and drop them?';
 export const DROP_QUESTION = 'You have unsaved changes. Drop them?';
+/** A new API key's secret on screen: it is never shown again. */
+export const SECRET_QUESTION = 'Your new key is shown only on this page. Leave it without the key?';
 
-/** While `dirty`, leaving the page asks first. */
-export function useUnsavedChanges(dirty: boolean): void {
+/** While `dirty`, leaving the page asks first: `question`, the first one registered when several are. */
+export function useUnsavedChanges(dirty: boolean, question: string = LEAVE_QUESTION): void {
   useEffect(() => {
     if (!dirty) return;
     const token = Symbol('unsaved edits');
-    editing.add(token);
+    editing.set(token, question);
     const onBeforeUnload = (event: BeforeUnloadEvent) => {
       event.preventDefault();
       // Older browsers ask only when returnValue is set.
@@ -28,7 +30,7 @@ export function useUnsavedChanges(dirty: boolean): void {
       editing.delete(token);
       window.removeEventListener('beforeunload', onBeforeUnload);
     };
-  }, [dirty]);
+  }, [dirty, question]);
 }
 
 /** The next navigation leaves without asking (after a save or a delete, whose edits are not lost). */
@@ -42,7 +44,8 @@ export function mayLeave(): boolean {
     allowOnce = false;
     return true;
   }
-  return editing.size === 0 || window.confirm(LEAVE_QUESTION);
+  const [question] = editing.values();
+  return question === undefined || window.confirm(question);
 }
 
 /**
