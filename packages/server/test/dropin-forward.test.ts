@@ -602,6 +602,38 @@ describe('a body as sent through a block limit: held to what the reservation bou
     expect(openai.upstream.last().body).toEqual({ ...body, model: 'gpt-4o-mini' });
   });
 
+  it('bounds a body as sent by what it is written back as, numbers written short included', async () => {
+    const user = await signUpUser(app);
+    // 3,000 numbers the client writes in 4 characters and JSON.stringify in 21 (1e20): ~15 kB sent,
+    // ~66 kB forwarded. gpt-4o-mini reads input at $0.15 a million tokens, at most a token a byte:
+    // ~$0.0023 of worst case as the text is long, ~$0.0099 as the provider gets it.
+    const gate = await createGate(app, user, {
+      model: 'openai/gpt-4o-mini',
+      spendingLimit: 0.005,
+      spendingEnforcement: 'block',
+      maxTokens: 16,
+    });
+    const post = (pad: string) =>
+      app.request('/v1/chat/completions', {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${user.key}`,
+          'x-gatehouse-gate-id': gate.id,
+          'content-type': 'application/json',
+        },
+        body: `{"model":"x","messages":[{"role":"user","content":"hi"}],"pad":[${Array(3_000).fill(pad).join(',')}]}`,
+      });
+    const short = await post('1e20');
+    expect(short.status, await short.clone().text()).toBe(402);
+    expect(openai.upstream.requests).toHaveLength(0);
+
+    // The same count of numbers written as JavaScript writes them in one character fits.
+    openai.upstream.reply({ type: 'json', body: completion('openai', { content: 'ok' }) });
+    const small = await post('1');
+    expect(small.status, await small.clone().text()).toBe(200);
+    expect(openai.upstream.last().body.pad).toHaveLength(3_000);
+  });
+
   it('leaves out Anthropic’s server tools on a block gate too', async () => {
     const user = await signUpUser(app);
     const gate = await createGate(app, user, { model: 'anthropic/claude-sonnet-4-5', ...LIMITED });

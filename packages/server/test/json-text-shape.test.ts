@@ -30,15 +30,15 @@ describe('a JSON body counted on its text', () => {
     fc.assert(
       fc.property(written, ([value, indent]) => {
         const text = JSON.stringify(value, null, indent);
-        expect(jsonTextShape(text, unbounded)).toEqual(shapeOf(JSON.parse(text)));
+        expect(jsonTextShape(text, unbounded)).toMatchObject(shapeOf(JSON.parse(text)));
       }),
       { numRuns: 2_000 },
     );
   });
 
   it('counts an empty array as no member and spaces before its end as nothing', () => {
-    expect(jsonTextShape('{"a":[ \n\t ],"b":[]}', unbounded)).toEqual({ members: 2, depth: 2 });
-    expect(jsonTextShape('[ 1 ,\n 2 ]', unbounded)).toEqual({ members: 2, depth: 1 });
+    expect(jsonTextShape('{"a":[ \n\t ],"b":[]}', unbounded)).toMatchObject({ members: 2, depth: 2 });
+    expect(jsonTextShape('[ 1 ,\n 2 ]', unbounded)).toMatchObject({ members: 2, depth: 1 });
   });
 
   it('stops counting only past its bound', () => {
@@ -49,7 +49,7 @@ describe('a JSON body counted on its text', () => {
         const counted = jsonTextShape(text, { members: maxMembers, depth: maxDepth });
         const over = exact.members > maxMembers || exact.depth > maxDepth;
         expect(counted.members > maxMembers || counted.depth > maxDepth).toBe(over);
-        if (!over) expect(counted).toEqual(exact);
+        if (!over) expect(counted).toMatchObject(exact);
       }),
       { numRuns: 2_000 },
     );
@@ -61,9 +61,99 @@ describe('a JSON body counted on its text', () => {
     });
     expect(
       jsonTextShape(text, { members: JSON_BODY_LIMITS.maxMembers, depth: JSON_BODY_LIMITS.maxDepth }),
-    ).toEqual({
+    ).toMatchObject({
       members: 50_000,
       depth: 2,
     });
+  });
+});
+
+/** A JSON number as a client may write it: any sign, digits, fraction and exponent JSON allows. */
+const numberText = fc
+  .tuple(
+    fc.constantFrom('', '-'),
+    fc.stringMatching(/^(0|[1-9][0-9]{0,24})$/),
+    fc.option(fc.stringMatching(/^[0-9]{1,24}$/)),
+    fc.option(
+      fc.tuple(fc.constantFrom('e', 'E'), fc.constantFrom('', '+', '-'), fc.stringMatching(/^[0-9]{1,3}$/)),
+    ),
+  )
+  .map(
+    ([sign, integer, fraction, exponent]) =>
+      `${sign}${integer}${fraction === null ? '' : `.${fraction}`}${exponent === null ? '' : exponent.join('')}`,
+  );
+
+/** A string as a client may write it: each character as itself where JSON allows, or escaped. */
+const stringText = fc
+  .array(
+    fc.oneof(
+      fc.tuple(
+        fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+        fc.constantFrom('as is', 'escaped'),
+      ),
+      fc.constant(['\\/', 'written'] as const),
+      fc.constant(['\\ud800', 'written'] as const),
+    ),
+  )
+  .map(
+    (chars) =>
+      `"${chars
+        .map(([char, how]) => {
+          if (how === 'written') return char;
+          if (how === 'as is') return JSON.stringify(char).slice(1, -1);
+          return [...char].map((_, i) => `\\u${char.charCodeAt(i).toString(16).padStart(4, '0')}`).join('');
+        })
+        .join('')}"`,
+  );
+
+const space = fc.constantFrom('', ' ', '\n  ', '\t');
+
+/** Bytes of `text`'s value written back by JSON.stringify, and the bound counted on the text. */
+function writtenAndBound(text: string) {
+  return {
+    written: Buffer.byteLength(JSON.stringify(JSON.parse(text))),
+    bound: Buffer.byteLength(text) + jsonTextShape(text, unbounded).growth,
+  };
+}
+
+describe('the bytes of a JSON body written back, bounded on its text', () => {
+  it('holds for any number, however it is written', () => {
+    const edges = ['1e20', '-1e20', '1e21', '1E+2', '1e-7', '1.2345678901234567e-6', '5e-324', '1e400', '-0'];
+    const more = ['0.1e1', '123456789012345678', '-0.0000012345678901234567', '0.0000001', '100.0', '0.50'];
+    for (const n of [...edges, ...more]) {
+      const { written, bound } = writtenAndBound(n);
+      expect(written, n).toBeLessThanOrEqual(bound);
+    }
+    fc.assert(
+      fc.property(numberText, (n) => {
+        const { written, bound } = writtenAndBound(n);
+        expect(written).toBeLessThanOrEqual(bound);
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+
+  it('holds for bodies with numbers, escapes and spaces anywhere', () => {
+    const body = fc
+      .tuple(fc.array(numberText), fc.array(stringText), written, space, space)
+      .map(
+        ([numbers, strings, [value, indent], a, b]) =>
+          `{${a}"n":${b}[${numbers.join(`,${a}`)}],${b}"s":[${strings.join(',')}],"v":${JSON.stringify(value, null, indent)},"n":${a}${numbers[0] ?? 1}}`,
+      );
+    fc.assert(
+      fc.property(body, (text) => {
+        const { written, bound } = writtenAndBound(text);
+        expect(written).toBeLessThanOrEqual(bound);
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('adds nothing for what JavaScript writes as it is sent: integers, short decimals, strings', () => {
+    const text =
+      '{"max_tokens": 32000, "temperature": 0.7, "top_p": 1, "logit_bias": {"50256": -100}, "x": "é\\u00e9"}';
+    const { written, bound } = writtenAndBound(text);
+    expect(bound).toBe(Buffer.byteLength(text));
+    expect(written).toBeLessThan(bound);
   });
 });

@@ -234,12 +234,15 @@ export function worstCaseCost(models: string[], params: ChatParams): number {
     promptBound += MESSAGE_OVERHEAD_TOKENS;
   }
   if (params.tools) promptBound += Buffer.byteLength(JSON.stringify(params.tools)) + TOOL_USE_OVERHEAD_TOKENS;
-  // A forwarded body may hold what the translation left out: its bytes bound its prompt too.
-  if (params.forward) {
-    const added = (params.forward.system ?? []).reduce((n, text) => n + Buffer.byteLength(text), 0);
-    const tools = params.forward.body.tools;
+  // A forwarded body may hold what the translation left out: its bytes bound its prompt too,
+  // measured on the client's text where it was read (a coding agent's body: no second writing).
+  const forward = params.forward;
+  if (forward) {
+    const added = (forward.system ?? []).reduce((n, text) => n + Buffer.byteLength(text), 0);
+    const tools = forward.body.tools;
     const overhead = Array.isArray(tools) && tools.length > 0 ? TOOL_USE_OVERHEAD_TOKENS : 0;
-    const sent = Buffer.byteLength(JSON.stringify(params.forward.body)) + added + overhead;
+    const body = forward.bodyBytes ?? Buffer.byteLength(JSON.stringify(forward.body));
+    const sent = body + added + overhead;
     promptBound = Math.max(promptBound, sent);
   }
   const output = params.maxTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;

@@ -12,6 +12,7 @@ import {
   REASONING_EFFORTS,
   type ReasoningEffort,
   type ResponseFormat,
+  type Sent,
   type ThinkingConfig,
   type ToolChoice,
   type ToolDefinition,
@@ -351,10 +352,7 @@ const chatDoor = z.looseObject({
  * A /v1/chat/completions body as the data plane takes it: checked only for what the gateway
  * reads, kept as sent for OpenAI, translated (where it can be) for the other providers.
  */
-export function chatRequest(
-  body: unknown,
-  opts: { modelIsGate: boolean; sent: Pick<Forward, 'headers' | 'query'> },
-): ChatRequest {
+export function chatRequest(body: unknown, opts: { modelIsGate: boolean; sent: Sent }): ChatRequest {
   const checked = parseWith(chatDoor, body);
   const { body: cleaned, dropped } = chatTranslatable(body);
   const { gateId: _gateId, ...asSent } = checked;

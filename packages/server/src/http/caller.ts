@@ -4,7 +4,8 @@ import { END_USER_HEADER, endUserSchema } from '@gatehouse/rules/logs';
 import type { Context } from 'hono';
 import type { TaskCaller } from '../dataplane/caller.ts';
 import { ValidationError } from '../domain/errors.ts';
-import type { Forward } from '../providers/types.ts';
+import type { Sent } from '../providers/types.ts';
+import { bodyBytesOf } from './errors.ts';
 import type { ActorEnv } from './middleware.ts';
 
 /** Names the client's session on every route (a /v3 body may say `sessionId` instead). */
@@ -85,7 +86,7 @@ const BETA_HEADERS = ['anthropic-beta', 'openai-beta'];
 const FORWARDED_QUERY = ['beta'];
 
 /** What a drop-in request carries besides its body, for a provider of its own family. */
-export function sentOf(c: Context): Pick<Forward, 'headers' | 'query'> {
+export function sentOf(c: Context): Sent {
   const headers: Record<string, string> = {};
   for (const name of BETA_HEADERS) {
     const value = c.req.header(name);
@@ -96,5 +97,6 @@ export function sentOf(c: Context): Pick<Forward, 'headers' | 'query'> {
     const value = c.req.query(name);
     if (value !== undefined) query[name] = value;
   }
-  return { headers, query };
+  const bodyBytes = bodyBytesOf(c);
+  return { headers, query, ...(bodyBytes !== undefined && { bodyBytes }) };
 }

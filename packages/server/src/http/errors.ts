@@ -182,12 +182,23 @@ export async function readJson(
       },
     ]);
   }
+  let parsed: unknown;
   try {
-    return JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch {
     throw new ValidationError([{ path: '', message: 'request body is not valid JSON' }]);
   }
+  c.set(BODY_BYTES, Buffer.byteLength(text) + shape.growth);
+  return parsed;
 }
+
+const BODY_BYTES = 'gatehouse.bodyBytes';
+
+/**
+ * At most how many bytes the body readJson read takes written back as JSON (jsonTextShape's
+ * `growth` on its text's bytes): what a drop-in route's reservation bounds a body as sent by.
+ */
+export const bodyBytesOf = (c: Context): number | undefined => c.get(BODY_BYTES);
 
 /** What Node's HTTP parser refuses before any route runs, as status, code and message. */
 function clientErrorAnswer(code: unknown): [number, string, string] {

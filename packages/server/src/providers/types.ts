@@ -111,6 +111,12 @@ export type Forward = {
    */
   withheld?: string[];
   /**
+   * At most how many bytes `body` takes written as JSON, measured on the client's text as it was
+   * read (readJson): the body only loses fields after it. Without it the body is written out to
+   * be measured.
+   */
+  bodyBytes?: number;
+  /**
    * Why the body has no translation (the check that refused it): a gate with no model of the
    * client's family refuses the request with it, and such a model is never tried.
    */
@@ -118,6 +124,9 @@ export type Forward = {
   /** The gate's system prompt, set by the gate merge: it goes before the client's own. */
   system?: string[];
 };
+
+/** What a drop-in request carries besides its body, for a provider of its own family (sentOf). */
+export type Sent = Pick<Forward, 'headers' | 'query' | 'bodyBytes'>;
 
 /** What an adapter is asked to do: the gate merge has already applied the gate's rules. */
 export type ChatParams = {

@@ -14,7 +14,7 @@ import {
   type ChatMessage,
   type ContentPart,
   contentOf,
-  type Forward,
+  type Sent,
   type TextPart,
   type ThinkingBlock,
   type ToolCall,
@@ -320,9 +320,6 @@ const messagesDoor = z.looseObject({
   messages: z.array(z.unknown(), 'must be a list of messages').min(1, 'must hold at least one message'),
   max_tokens: z.number('must be a number').int().min(1),
 });
-
-/** What the client sent besides the body: its beta headers and the query string. */
-export type Sent = Pick<Forward, 'headers' | 'query'>;
 
 /**
  * A /v1/messages body as the data plane takes it: checked only for what the gateway reads,

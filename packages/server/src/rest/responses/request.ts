@@ -25,9 +25,9 @@ import {
   type ChatMessage,
   type ContentPart,
   contentOf,
-  type Forward,
   REASONING_EFFORTS,
   type ResponseFormat,
+  type Sent,
   type TextPart,
   type ToolCall,
   type ToolChoice,
@@ -351,7 +351,7 @@ const responsesDoor = z.looseObject({
  */
 export function responsesRequest(
   body: unknown,
-  opts: { modelIsGate: boolean; sent: Pick<Forward, 'headers' | 'query'> },
+  opts: { modelIsGate: boolean; sent: Sent },
   onParsed: (parsed: ResponsesBody) => void,
 ): ChatRequest {
   const checked = parseWith(responsesDoor, body);
