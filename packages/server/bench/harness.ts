@@ -37,9 +37,10 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Resident memory of a process now (VmRSS), in MB. */
-export function rssMb(pid: number): number {
-  const kb = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+/** Resident memory of a process now (VmRSS), or its peak so far (VmHWM), in MB. */
+export function rssMb(pid: number, which: 'now' | 'peak' = 'now'): number {
+  const field = which === 'now' ? /VmRSS:\s+(\d+) kB/ : /VmHWM:\s+(\d+) kB/;
+  const kb = Number(field.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
   return kb / 1024;
 }
 

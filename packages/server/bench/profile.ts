@@ -19,6 +19,7 @@ import {
   cpuPerRequest,
   ensureWrk,
   newDatabase,
+  rssMb,
   setUp,
   sleep,
   startGateway,
@@ -121,7 +122,8 @@ try {
     `${load.result.toFixed(0)} req/s; CPU a request: gateway ${load.perPart.gateway?.toFixed(0)} µs ` +
       `(main thread ${load.main.toFixed(0)}, database thread ${load.database.toFixed(0)}, ` +
       `others ${load.others.toFixed(0)})${load.postgres === null ? '' : `, PostgreSQL server ${load.postgres.toFixed(0)} µs`}; ` +
-      `machine ${(100 * load.busyShare).toFixed(0)} % busy`,
+      `machine ${(100 * load.busyShare).toFixed(0)} % busy; peak RSS ${rssMb(gateway.pid, 'peak').toFixed(0)} MB ` +
+      "(the profiler's own included)",
   );
   await stop(gateway.child);
   // The profiles hold the warm-up as well: their per-request figures count the warm-up's requests

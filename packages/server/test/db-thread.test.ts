@@ -68,6 +68,35 @@ describe('the embedded database on its own thread', () => {
     await db.query('DELETE FROM items');
   });
 
+  it('writes a batch whole or not at all, and after a failed one the same statements run again', async () => {
+    const add = {
+      sql: 'INSERT INTO items SELECT (x->>0)::int, (x->>1)::numeric FROM jsonb_array_elements($1::jsonb) x',
+      params: ['[[20, 1], [21, 2]]'],
+    };
+    const bump = {
+      sql: 'UPDATE items SET price = price + $1::numeric WHERE id >= $2::int',
+      params: ['0.5', 20],
+    };
+    await db.batch([add, bump]);
+    // Each statement text is prepared once for the thread: the second batch binds it again.
+    await db.batch([{ ...add, params: ['[[22, 3]]'] }, bump]);
+    const prices = async () =>
+      (await db.query<{ price: string }>('SELECT price::text FROM items ORDER BY id')).rows.map(
+        (r) => r.price,
+      );
+    expect(await prices()).toEqual(['2.00', '3.00', '3.50']);
+
+    // A new statement prepared in a batch that fails further on: nothing of the batch stays,
+    // and the statement runs again in the next batch.
+    const remove = { sql: 'DELETE FROM items WHERE id = $1::int', params: [22] };
+    const failing = db.batch([remove, { ...add, params: ['[[20, 9]]'] }]);
+    await expect(failing).rejects.toMatchObject({ code: '23505' });
+    expect(await prices()).toEqual(['2.00', '3.00', '3.50']);
+    await db.batch([remove, bump]);
+    expect(await prices()).toEqual(['2.50', '3.50']);
+    await db.query('DELETE FROM items');
+  });
+
   it('runs a statement sent during a transaction after it, never inside it', async () => {
     let release: () => void = () => {};
     const held = new Promise<void>((resolve) => {

@@ -62,16 +62,19 @@ function target(msg) {
 }
 
 /**
- * A batch's statements as one message of PostgreSQL's extended protocol, built here: Parse, Bind
- * and Execute for each (unnamed, every parameter as text, its type the statement's), then one
- * Sync. The log writer's batch (issue 30) is one large JSON text: PGlite's own serializer measured
- * its length in a JavaScript loop and copied it through growing buffers, a fifth of this thread's
- * time; here its bytes are written once, and the statements cost one call into the database
- * instead of five each. A statement that fails ends the batch (the server skips to the Sync) and
- * the transaction rolls back, as before. Null when a parameter is other than text, a number or
- * null: such a batch goes statement by statement through PGlite's query.
+ * A batch's statements as one message of PostgreSQL's extended protocol, built here: Bind and
+ * Execute for each (every parameter as text, its type the statement's), then one Sync. The log
+ * writer's batch (issue 30) is one large JSON text: PGlite's own serializer measured its length
+ * in a JavaScript loop and copied it through growing buffers, a fifth of this thread's time; here
+ * its bytes are written once, and the statements cost one call into the database instead of five
+ * each. Each statement text is parsed once for the thread's life, as a named prepared statement
+ * (`prepared`): a batch's statements cost PostgreSQL their parse, analysis and (after five runs,
+ * once its generic plan serves) planning only the first time. A statement that fails ends the
+ * batch (the server skips to the Sync) and the transaction rolls back, as before. Null when a
+ * parameter is other than text, a number or null: such a batch goes statement by statement
+ * through PGlite's query.
  */
-function batchMessage(statements) {
+function batchMessage(statements, parsing) {
   const texts = [];
   let size = 5;
   for (const { sql, params } of statements) {
@@ -80,16 +83,26 @@ function batchMessage(statements) {
       if (p === null || p === undefined) values.push(null);
       else if (typeof p === 'string') values.push(p);
       else if (typeof p === 'number' || typeof p === 'bigint') values.push(String(p));
-      else return null;
+      else {
+        parsing.clear();
+        return null;
+      }
     }
-    const sqlBytes = Buffer.byteLength(sql);
+    let name = prepared.get(sql);
+    const parse = name === undefined;
+    if (parse) {
+      name = `gatehouse_batch_${prepared.size + parsing.size}`;
+      parsing.set(sql, name);
+    }
+    const sqlBytes = parse ? Buffer.byteLength(sql) : 0;
     const lengths = values.map((v) => (v === null ? -1 : Buffer.byteLength(v)));
     const valueBytes = lengths.reduce((n, l) => n + 4 + Math.max(l, 0), 0);
-    // Parse: 'P' len "" sql\0 int16; Bind: 'B' len "" "" int16 int16 (int32 bytes)* int16; Execute: 'E' len "" int32.
-    size += 1 + 4 + 1 + sqlBytes + 1 + 2;
-    size += 1 + 4 + 1 + 1 + 2 + 2 + valueBytes + 2;
+    // Parse: 'P' len name\0 sql\0 int16; Bind: 'B' len "" name\0 int16 int16 (int32 bytes)* int16;
+    // Execute: 'E' len "" int32. Names are ASCII.
+    if (parse) size += 1 + 4 + name.length + 1 + sqlBytes + 1 + 2;
+    size += 1 + 4 + 1 + name.length + 1 + 2 + 2 + valueBytes + 2;
     size += 1 + 4 + 1 + 4;
-    texts.push({ sql, sqlBytes, values, lengths, valueBytes });
+    texts.push({ sql, name, parse, sqlBytes, values, lengths, valueBytes });
   }
   const out = Buffer.allocUnsafeSlow(size);
   let at = 0;
@@ -98,15 +111,20 @@ function batchMessage(statements) {
     out.writeInt32BE(length, at + 1);
     at += 5;
   };
-  for (const { sql, sqlBytes, values, lengths, valueBytes } of texts) {
-    head(0x50, 4 + 1 + sqlBytes + 1 + 2); // Parse
+  const cString = (text) => {
+    at += out.write(text, at);
     out[at++] = 0;
-    at += out.write(sql, at);
+  };
+  for (const { sql, name, parse, sqlBytes, values, lengths, valueBytes } of texts) {
+    if (parse) {
+      head(0x50, 4 + name.length + 1 + sqlBytes + 1 + 2); // Parse
+      cString(name);
+      cString(sql);
+      at = out.writeInt16BE(0, at);
+    }
+    head(0x42, 4 + 1 + name.length + 1 + 2 + 2 + valueBytes + 2); // Bind
     out[at++] = 0;
-    at = out.writeInt16BE(0, at);
-    head(0x42, 4 + 1 + 1 + 2 + 2 + valueBytes + 2); // Bind
-    out[at++] = 0;
-    out[at++] = 0;
+    cString(name);
     at = out.writeInt16BE(0, at);
     at = out.writeInt16BE(values.length, at);
     values.forEach((v, i) => {
@@ -121,6 +139,26 @@ function batchMessage(statements) {
   head(0x53, 4); // Sync
   if (at !== size) throw new Error(`batch message: wrote ${at} bytes of ${size}`);
   return out;
+}
+
+/** Named prepared statements of batches, by statement text (batchMessage). */
+const prepared = new Map();
+
+/**
+ * Closes statements a failed batch may have prepared before its error: the server keeps those it
+ * parsed, and a later Parse under the same name would fail. Closing one it never made is no error.
+ */
+async function forget(names) {
+  const closes = names.map((name) => {
+    const message = Buffer.alloc(1 + 4 + 1 + name.length + 1);
+    message[0] = 0x43; // Close
+    message.writeInt32BE(message.length - 1, 1);
+    message[5] = 0x53; // a statement
+    message.write(name, 6);
+    return message;
+  });
+  const sync = Buffer.from([0x53, 0, 0, 0, 4]);
+  await db.runExclusive(() => db.execProtocolStream(Buffer.concat([...closes, sync]), { syncToFs: false }));
 }
 
 /** Marks an operation whose answer is sent from elsewhere. */
@@ -164,11 +202,18 @@ async function handle(msg) {
     case 'exec':
       return target(msg).exec(msg.sql, queryOptions(msg));
     case 'batch': {
-      const message = batchMessage(msg.statements);
-      await db.transaction(async (tx) => {
-        if (message) await db.runExclusive(() => db.execProtocolStream(message, { syncToFs: false }));
-        else for (const statement of msg.statements) await tx.query(statement.sql, statement.params);
-      });
+      const parsing = new Map();
+      const message = batchMessage(msg.statements, parsing);
+      try {
+        await db.transaction(async (tx) => {
+          if (message) await db.runExclusive(() => db.execProtocolStream(message, { syncToFs: false }));
+          else for (const statement of msg.statements) await tx.query(statement.sql, statement.params);
+        });
+      } catch (error) {
+        if (parsing.size > 0) await forget([...parsing.values()]);
+        throw error;
+      }
+      for (const [sql, name] of parsing) prepared.set(sql, name);
       return null;
     }
     case 'begin':
