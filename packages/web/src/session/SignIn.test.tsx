@@ -1,10 +1,11 @@
 import { render, screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { Client, fetchExchange, Provider } from 'urql';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Router } from 'wouter';
 import { memoryLocation } from 'wouter/memory-location';
 import { App } from '../App.tsx';
+import { guardedLocation } from '../ui/unsavedChanges.ts';
 import { safeReturnPath } from './returnTo.ts';
 
 const newAccount = {
@@ -63,13 +64,17 @@ function renderAt(path: string, { signupOpen = false } = {}) {
   });
   render(
     <Provider value={client}>
-      <Router hook={location.hook} searchHook={location.searchHook}>
+      <Router hook={guardedLocation(location.hook)} searchHook={location.searchHook}>
         <App />
       </Router>
     </Provider>,
   );
   return location;
 }
+
+afterEach(() => {
+  Reflect.deleteProperty(window, 'confirm');
+});
 
 describe('signing in from a deep link', () => {
   it('sends to sign in with the page asked for, and back to it once signed in', async () => {
@@ -121,6 +126,32 @@ describe('signing up from a deep link', () => {
     await screen.findByRole('heading', { name: 'Your first API key' });
     await user.click(screen.getByRole('button', { name: 'Continue' }));
     await waitFor(() => expect(location.history?.at(-1)).toBe('/logs?gate=g1&status=failed'));
+  });
+
+  it('asks before the tab closes on the first key, and Continue leaves without asking', async () => {
+    const user = userEvent.setup();
+    // happy-dom has no window.confirm: the browser's question, answered "stay".
+    const confirm = vi.fn(() => false);
+    window.confirm = confirm;
+    const location = renderAt('/sign-up', { signupOpen: true });
+    const closing = () => {
+      const event = new Event('beforeunload', { cancelable: true });
+      window.dispatchEvent(event);
+      return event.defaultPrevented;
+    };
+
+    await user.type(await screen.findByLabelText('Email'), 'me@example.com');
+    await user.type(screen.getByLabelText('Password'), 'a long password');
+    expect(closing()).toBe(false);
+    await user.click(screen.getByRole('button', { name: 'Create account' }));
+    await screen.findByDisplayValue('gh_first_secret');
+    // The browser asks before a reload or a closed tab takes the key away.
+    expect(closing()).toBe(true);
+
+    await user.click(screen.getByRole('button', { name: 'Continue to gates' }));
+    await waitFor(() => expect(location.history?.at(-1)).toBe('/gates'));
+    expect(confirm).not.toHaveBeenCalled();
+    expect(closing()).toBe(false);
   });
 
   it('offers sign-up from sign-in with the page asked for', async () => {

@@ -9,6 +9,7 @@ import { showMutationErrors } from '../forms/formErrors.ts';
 import { MutationErrorFields } from '../forms/mutationErrors.ts';
 import { graphql } from '../graphql.ts';
 import { ErrorBanner, Loading } from '../ui/status.tsx';
+import { leaveWithoutAsking, SECRET_QUESTION, useUnsavedChanges } from '../ui/unsavedChanges.ts';
 import { ApiKeyReveal } from './ApiKeyReveal.tsx';
 import { AuthLayout } from './AuthLayout.tsx';
 import { type Credentials, CredentialsForm } from './CredentialsForm.tsx';
@@ -73,6 +74,8 @@ export function SignUpPage() {
   const asked = safeReturnPath(search.get('next'));
   const next = asked === '/' ? '/gates' : asked;
   const signIn = signInPath('/sign-in', asked, '');
+  // Closing the tab, reloading or going Back while the key shows asks first; Continue does not.
+  useUnsavedChanges(issued !== null, SECRET_QUESTION);
 
   // The key is shown before anything else: it cannot be read again once this page is left.
   if (issued) {
@@ -83,6 +86,7 @@ export function SignUpPage() {
           name={issued.name}
           continueLabel={next === '/gates' ? 'Continue to gates' : 'Continue'}
           onContinue={() => {
+            leaveWithoutAsking();
             navigate(next, { replace: true });
             startOver();
           }}
