@@ -26,7 +26,7 @@ export async function readMigrations(dir: string): Promise<Migration[]> {
  * Refuses to run when an applied migration's file has changed since: that database and this
  * code no longer agree on what the schema is.
  */
-export async function migrate(db: SqlDriver, dir: string): Promise<string[]> {
+export async function migrate(db: Pick<SqlDriver, 'exec' | 'query'>, dir: string): Promise<string[]> {
   const migrations = await readMigrations(dir);
   await db.exec(`CREATE TABLE IF NOT EXISTS "_gatehouse_migrations" (
     "name" TEXT PRIMARY KEY,

@@ -5,13 +5,12 @@
  * opens in about a quarter of that. Made at the start of every run from the migrations as they are,
  * by the same migrate(); migrations.test.ts and the e2e servers still start from empty ones.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import type { TestProject } from 'vitest/node';
 import { migrationsDir } from '../../src/config.ts';
-import type { SqlDriver } from '../../src/db/driver.ts';
 import { migrate } from '../../src/db/migrate.ts';
 
 declare module 'vitest' {
@@ -21,22 +20,50 @@ declare module 'vitest' {
   }
 }
 
+const PREFIX = 'gatehouse-test-snapshot-';
+
+/**
+ * Dumps a run left behind (41 MB each) when it was killed before its teardown: those of a process
+ * that is gone, by the pid in their name (or with none, as the first ones were named).
+ */
+function removeLeftBehind() {
+  for (const name of readdirSync(os.tmpdir())) {
+    if (!name.startsWith(PREFIX)) continue;
+    const pid = Number(/^(\d+)-/.exec(name.slice(PREFIX.length))?.[1]);
+    if (pid && isAlive(pid)) continue;
+    rmSync(path.join(os.tmpdir(), name), { recursive: true, force: true });
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: alive, someone else's.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 export default async function setup(project: TestProject) {
   if (project.config.env?.GATEHOUSE_TEST_DATABASE_URL) {
     project.provide('pgliteSnapshot', '');
     return;
   }
+  removeLeftBehind();
   const db = await PGlite.create('memory://');
-  const driver = {
-    exec: async (sql: string) => {
-      await db.exec(sql);
+  await migrate(
+    {
+      exec: async (sql) => {
+        await db.exec(sql);
+      },
+      query: async <T>(sql: string, params?: unknown[]) => (await db.query<T>(sql, params)).rows,
     },
-    query: async (sql: string, params?: unknown[]) => (await db.query(sql, params)).rows,
-  } as unknown as SqlDriver;
-  await migrate(driver, migrationsDir);
+    migrationsDir,
+  );
   const dump = await db.dumpDataDir('none');
   await db.close();
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-test-snapshot-'));
+  const dir = mkdtempSync(path.join(os.tmpdir(), `${PREFIX}${process.pid}-`));
   const file = path.join(dir, 'migrated.tar');
   writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
   project.provide('pgliteSnapshot', file);
