@@ -53,6 +53,7 @@ const envSchema = z.object({
     .optional()
     .or(z.literal('').transform(() => undefined)),
   GATEHOUSE_PG_PREPARE: flagOn,
+  GATEHOUSE_OPTIMIZE_WASM: flagOn,
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
@@ -217,6 +218,13 @@ export type Config = {
    * own (2 s, 5 s). Changes reach every process through notifications (db/changes.ts) well before.
    */
   cacheTtlMs: number | undefined;
+  /**
+   * Whether V8 may compile hot WebAssembly (PGlite's PostgreSQL, Prisma's query compiler) again
+   * with its optimising compiler. Off: the baseline compiler only. On Node 24 optimising one of
+   * PostgreSQL's functions holds ~450 MB for a moment, soon after start; off, the database
+   * thread's CPU a request is ~1.5 times as much.
+   */
+  optimizeWasm: boolean;
   /** The Redis spending ledger: a reservation's lease, and the fence after Redis restarted empty. */
   redisLedger: { leaseMs: number; fenceMs: number };
   openSignup: boolean;
@@ -311,6 +319,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: e.REDIS_URL,
     redisPrefix: e.GATEHOUSE_REDIS_PREFIX,
     cacheTtlMs: e.GATEHOUSE_CACHE_TTL_MS,
+    optimizeWasm: e.GATEHOUSE_OPTIMIZE_WASM,
     redisLedger: {
       leaseMs: e.GATEHOUSE_LEASE_SECONDS * 1000,
       fenceMs: e.GATEHOUSE_REDIS_FENCE_MS,

@@ -44,6 +44,11 @@ try {
   process.exit(1);
 }
 
+// GATEHOUSE_OPTIMIZE_WASM=0: only the first function of each WebAssembly module may be optimised
+// (V8 has no switch that the running process can still turn, but this filter), so PostgreSQL and
+// Prisma's compiler stay on the baseline tier. Set before either module is compiled.
+if (!config.optimizeWasm) setFlagsFromString('--wasm-tier-up-filter=0');
+
 if (config.observability.logFormat === 'json') useJsonProcessLog();
 // The OpenTelemetry SDK is loaded only when traces are asked for (OTEL_EXPORTER_OTLP_ENDPOINT).
 const tracing = config.observability.tracing

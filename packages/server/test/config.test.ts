@@ -61,3 +61,11 @@ describe('PostgreSQL’s prepared statements', () => {
     expect(() => loadConfig({ GATEHOUSE_PG_PREPARE: 'maybe' })).toThrow(/GATEHOUSE_PG_PREPARE/);
   });
 });
+
+describe('WebAssembly', () => {
+  it('is optimised where it runs hot unless GATEHOUSE_OPTIMIZE_WASM is 0 or false', () => {
+    expect(loadConfig({}).optimizeWasm).toBe(true);
+    expect(loadConfig({ GATEHOUSE_OPTIMIZE_WASM: '0' }).optimizeWasm).toBe(false);
+    expect(() => loadConfig({ GATEHOUSE_OPTIMIZE_WASM: 'no' })).toThrow(/GATEHOUSE_OPTIMIZE_WASM/);
+  });
+});
