@@ -97,6 +97,28 @@ describe('the embedded database on its own thread', () => {
     await db.query('DELETE FROM items');
   });
 
+  it('runs the same statement twice in a batch, and batches sent at once, each as written', async () => {
+    const add = (id: number) => ({
+      sql: 'INSERT INTO items VALUES ($1::int, $2::numeric)',
+      params: [id, '1'],
+    });
+    const double = { sql: 'UPDATE items SET price = price * 2 WHERE id = $1::int', params: [30] };
+    await db.batch([add(30), add(31), double, double]);
+    // Two batches at once, each with a statement text new to the thread.
+    const halve = { sql: 'UPDATE items SET price = price / 2 WHERE id = $1::int', params: [31] };
+    const triple = { sql: 'UPDATE items SET price = price * 3 WHERE id = $1::int', params: [31] };
+    await Promise.all([db.batch([halve, double]), db.batch([triple, double])]);
+    await db.batch([halve, triple, double]);
+    const rows = await db.query<{ id: number; price: string }>(
+      'SELECT id, price::text FROM items ORDER BY id',
+    );
+    expect(rows.rows).toEqual([
+      { id: 30, price: '32.00' },
+      { id: 31, price: '2.25' },
+    ]);
+    await db.query('DELETE FROM items');
+  });
+
   it('runs a statement sent during a transaction after it, never inside it', async () => {
     let release: () => void = () => {};
     const held = new Promise<void>((resolve) => {

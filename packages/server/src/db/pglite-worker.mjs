@@ -88,10 +88,12 @@ function batchMessage(statements, parsing) {
         return null;
       }
     }
-    let name = prepared.get(sql);
+    // A text already prepared is bound again; so is one this batch prepares further up.
+    let name = prepared.get(sql) ?? parsing.get(sql);
     const parse = name === undefined;
-    if (parse) {
-      name = `gatehouse_batch_${prepared.size + parsing.size}`;
+    if (name === undefined) {
+      // A name never given before: two batches in flight at once never share one.
+      name = `gatehouse_batch_${nextStatement++}`;
       parsing.set(sql, name);
     }
     const sqlBytes = parse ? Buffer.byteLength(sql) : 0;
@@ -143,6 +145,7 @@ function batchMessage(statements, parsing) {
 
 /** Named prepared statements of batches, by statement text (batchMessage). */
 const prepared = new Map();
+let nextStatement = 0;
 
 /**
  * Closes statements a failed batch may have prepared before its error: the server keeps those it
@@ -210,7 +213,8 @@ async function handle(msg) {
           else for (const statement of msg.statements) await tx.query(statement.sql, statement.params);
         });
       } catch (error) {
-        if (parsing.size > 0) await forget([...parsing.values()]);
+        // The batch's own error is what the caller sorts failures by, not this cleanup's.
+        if (parsing.size > 0) await forget([...parsing.values()]).catch(() => {});
         throw error;
       }
       for (const [sql, name] of parsing) prepared.set(sql, name);
