@@ -43,7 +43,8 @@ export const JSON_BODY_LIMITS = { maxMembers: 50_000, maxDepth: 512 } as const;
  * stack overflows), and a body forwarded as sent is written back whole.
  *
  * `growth`: at most how many characters more JSON.stringify writes the parsed value in than the
- * text takes. Only a number can grow (`1e20` is written as 21 digits); the rest is written as
+ * text takes. Only a number can grow (`1e20` is written as 21 digits, `9999999999999999` as 17);
+ * the rest is written as
  * short as JSON allows or shorter (no spaces, `\u00e9` as `é`, a repeated key once), so the
  * text's UTF-8 bytes plus `growth` bound the bytes of the value written back, with no
  * JSON.stringify to measure it (a coding agent's 131 kB body: ~0.6 ms).
@@ -131,18 +132,23 @@ function isNumberPart(code: number): boolean {
 
 /**
  * At most how many characters more JavaScript writes the number `text.slice(start, end)` in.
- * None without an exponent: the text is one way to write the double it parses to, so its
+ * Without an exponent, none but one: the text is one way to write the double it parses to, so its
  * shortest way (what JavaScript writes) has no more digits, in the same places or as an exponent
- * (`0.50` → `0.5`, `0.0000001` → `1e-7`). With one, up to 25 characters in all: a sign, 17
+ * (`0.50` → `0.5`, `0.0000001` → `1e-7`), except that an integer of 16 digits or more can round
+ * up to the next power of ten (`9999999999999999` → `10000000000000000`); a fraction written
+ * beside it pays for the extra digit. With an exponent, up to 25 characters in all: a sign, 17
  * digits and `0.00000` or an exponent (`1e20` → 21 digits, `-1.2345678901234567e-6` →
  * `-0.0000012345678901234567`).
  */
 function numberGrowth(text: string, start: number, end: number): number {
+  let point = false;
   for (let at = start + 1; at < end; at++) {
     const code = text.charCodeAt(at);
     if (code === 0x65 || code === 0x45) return Math.max(0, 25 - (end - start));
+    if (code === 0x2e) point = true;
   }
-  return 0;
+  const digits = text.charCodeAt(start) === 0x2d ? end - start - 1 : end - start;
+  return !point && digits >= 16 ? 1 : 0;
 }
 
 /** What `\s` matches in a regular expression: JSON's four, and Unicode's other spaces. */

@@ -113,7 +113,8 @@ export type Forward = {
   /**
    * At most how many bytes `body` takes written as JSON, measured on the client's text as it was
    * read (readJson): the body only loses fields after it. Without it the body is written out to
-   * be measured.
+   * be measured. What an adapter sets as it sends (the model, the output cap, stream options, the
+   * gate's response format) is bounded apart (worstCaseCost).
    */
   bodyBytes?: number;
   /**
