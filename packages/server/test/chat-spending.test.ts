@@ -159,6 +159,46 @@ describe.each(LEDGERS)('on %s', (_ledger, env) => {
       expect(after.spendingStatus).toBe('active');
     });
 
+    it('counts a response format’s schema in the worst case: a large one is refused, a small one passes', async () => {
+      const user = await signUpUser(app);
+      const maxTokens = 50;
+      const format = (n: number) => ({
+        type: 'json_schema' as const,
+        json_schema: {
+          name: 'answer',
+          schema: {
+            type: 'object',
+            properties: Object.fromEntries(
+              Array.from({ length: n }, (_, i) => [
+                `field_${i}`,
+                { type: 'string', description: 'd'.repeat(200) },
+              ]),
+            ),
+          },
+        },
+      });
+      const worst = (fields: number) =>
+        worstCaseCost(['mock/echo'], {
+          messages: [{ role: 'user', content: 'hi' }],
+          maxTokens,
+          responseFormat: format(fields),
+        });
+      const limit = Number((2 * worst(1)).toFixed(8));
+      // ~50 kB of schema: far more than the limit leaves once it is read as prompt.
+      expect(worst(200)).toBeGreaterThan(limit);
+      const gate = await createGate(app, user, {
+        maxTokens,
+        spendingLimit: limit,
+        spendingEnforcement: 'block',
+      });
+
+      const refused = await chat(app, user, gate.id, { messages: say('hi'), responseFormat: format(200) });
+      expect(refused.status).toBe(402);
+      expect(((await refused.json()) as NativeError).error.code).toBe('spending_limit_exceeded');
+      const small = await chat(app, user, gate.id, { messages: say('hi'), responseFormat: format(1) });
+      expect(small.status, await small.clone().text()).toBe(200);
+    });
+
     it('refuses a request too big for what is left with its own 402, and keeps the gate active for smaller ones', async () => {
       const user = await signUpUser(app);
       const maxTokens = 50;

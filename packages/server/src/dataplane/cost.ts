@@ -234,6 +234,10 @@ export function worstCaseCost(models: string[], params: ChatParams): number {
     promptBound += MESSAGE_OVERHEAD_TOKENS;
   }
   if (params.tools) promptBound += Buffer.byteLength(JSON.stringify(params.tools)) + TOOL_USE_OVERHEAD_TOKENS;
+  // A response format's schema (the gate's or the client's) is read as prompt too; an adapter
+  // adds it to a forwarded body as well.
+  const format = params.responseFormat ? Buffer.byteLength(JSON.stringify(params.responseFormat)) : 0;
+  promptBound += format;
   // A forwarded body may hold what the translation left out: its bytes bound its prompt too,
   // measured on the client's text where it was read (a coding agent's body: no second writing).
   const forward = params.forward;
@@ -242,7 +246,7 @@ export function worstCaseCost(models: string[], params: ChatParams): number {
     const tools = forward.body.tools;
     const overhead = Array.isArray(tools) && tools.length > 0 ? TOOL_USE_OVERHEAD_TOKENS : 0;
     const body = forward.bodyBytes ?? Buffer.byteLength(JSON.stringify(forward.body));
-    const sent = body + added + overhead;
+    const sent = body + added + overhead + format;
     promptBound = Math.max(promptBound, sent);
   }
   const output = params.maxTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
