@@ -5,7 +5,7 @@
  * opens in about a quarter of that. Made at the start of every run from the migrations as they are,
  * by the same migrate(); migrations.test.ts and the e2e servers still start from empty ones.
  */
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -24,14 +24,20 @@ const PREFIX = 'gatehouse-test-snapshot-';
 
 /**
  * Dumps a run left behind (41 MB each) when it was killed before its teardown: those of a process
- * that is gone, by the pid in their name (or with none, as the first ones were named).
+ * that is gone, by the pid in their name (or with none, as the first ones were named), and an
+ * hour old, so that a run this machine cannot see (another pid namespace) or an older checkout's
+ * run is never cut short. One it may not remove (another user's) stays.
  */
 function removeLeftBehind() {
+  const hourAgo = Date.now() - 3_600_000;
   for (const name of readdirSync(os.tmpdir())) {
     if (!name.startsWith(PREFIX)) continue;
     const pid = Number(/^(\d+)-/.exec(name.slice(PREFIX.length))?.[1]);
     if (pid && isAlive(pid)) continue;
-    rmSync(path.join(os.tmpdir(), name), { recursive: true, force: true });
+    const dir = path.join(os.tmpdir(), name);
+    try {
+      if (statSync(dir).mtimeMs < hourAgo) rmSync(dir, { recursive: true, force: true });
+    } catch {}
   }
 }
 
