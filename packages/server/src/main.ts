@@ -30,8 +30,9 @@ if (!process.execArgv.some((arg) => arg.replaceAll('_', '-').startsWith('--heap-
 
 // WebAssembly (PGlite's PostgreSQL on its thread, Prisma's query compiler here) starts in V8's
 // baseline compiler and a function is compiled again by the optimising one once it has run a
-// budget of code; that compiler's memory stays with glibc afterwards. Ten times V8's budget leaves
-// the functions run only while warming up on the baseline tier: on PGlite RSS once ready ~10 MB
+// budget of code; that compiler's memory stays with glibc afterwards. Ten times Node 20's budget
+// (1.4 times Node 24's) leaves the functions run only while warming up on the baseline tier:
+// measured on Node 20, PGlite RSS once ready ~10 MB
 // lower and the peak under load steadier (330–334 MB in four rounds, 315–355 before), and the log
 // pages, overview, series and Architect reads as fast (bench:logs).
 setFlagsFromString('--wasm-tiering-budget=18000000');
@@ -46,7 +47,8 @@ try {
 
 // GATEHOUSE_OPTIMIZE_WASM=0: only the first function of each WebAssembly module may be optimised
 // (V8 has no switch that the running process can still turn, but this filter), so PostgreSQL and
-// Prisma's compiler stay on the baseline tier. Set before either module is compiled.
+// Prisma's compiler stay on the baseline tier. (A new data directory's installer process always
+// runs so: pgliteThread.ts.)
 if (!config.optimizeWasm) setFlagsFromString('--wasm-tier-up-filter=0');
 
 if (config.observability.logFormat === 'json') useJsonProcessLog();

@@ -88,8 +88,12 @@ function startPeer(dataDir: string, options: PGliteOptions, inProcess: boolean):
       execArgv: [],
       resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
     });
+  // The child runs initdb and the migrations once: V8's optimising compiler, let loose on
+  // PostgreSQL's largest functions there, took its peak from ~550 to ~1,050 MB on Node 24 (~610
+  // to ~690 on Node 20) and did not make it ready sooner (3.2 against 3.4-3.7 s). Only the first
+  // function of each module may be optimised (--wasm-tier-up-filter: V8 has no plain off switch).
   const child = fork(fileURLToPath(WORKER), [JSON.stringify({ dataDir, options })], {
-    execArgv: [],
+    execArgv: ['--wasm-tier-up-filter=0'],
     serialization: 'advanced',
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
