@@ -221,9 +221,8 @@ export type Config = {
   /**
    * Whether V8 may compile hot WebAssembly (PGlite's PostgreSQL, Prisma's query compiler) again
    * with its optimising compiler. Off: the baseline compiler for all but the first function of
-   * each module. On Node 24 optimising one of
-   * PostgreSQL's functions holds ~450 MB for a moment, soon after start; off, the database
-   * thread's CPU a request is ~1.5 times as much.
+   * each module. On Node 24 optimising one of PostgreSQL's functions holds ~450 MB for a moment,
+   * soon after start; off, the database thread's CPU a request is ~1.5 times as much.
    */
   optimizeWasm: boolean;
   /** The Redis spending ledger: a reservation's lease, and the fence after Redis restarted empty. */

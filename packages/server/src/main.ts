@@ -32,9 +32,9 @@ if (!process.execArgv.some((arg) => arg.replaceAll('_', '-').startsWith('--heap-
 // baseline compiler and a function is compiled again by the optimising one once it has run a
 // budget of code; that compiler's memory stays with glibc afterwards. Ten times Node 20's budget
 // (1.4 times Node 24's) leaves the functions run only while warming up on the baseline tier:
-// measured on Node 20, PGlite RSS once ready ~10 MB
-// lower and the peak under load steadier (330–334 MB in four rounds, 315–355 before), and the log
-// pages, overview, series and Architect reads as fast (bench:logs).
+// measured on Node 20, PGlite RSS once ready ~10 MB lower and the peak under load steadier
+// (330–334 MB in four rounds, 315–355 before), and the log pages, overview, series and Architect
+// reads as fast (bench:logs).
 setFlagsFromString('--wasm-tiering-budget=18000000');
 
 let config: ReturnType<typeof loadConfig>;
