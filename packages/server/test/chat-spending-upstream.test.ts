@@ -205,11 +205,20 @@ describe('attempts the provider billed but the gateway could not use', () => {
     responseFormatType: 'json_schema',
     responseFormatSchema: { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] },
   };
+  // The contract as a request through the gate carries it: its schema counts in the worst case.
+  const responseFormat = {
+    type: 'json_schema' as const,
+    json_schema: { name: 'gate_response', schema: contract.responseFormatSchema, strict: true },
+  };
 
   it('are charged against a block limit, so answers that break the JSON contract cannot spend past it', async () => {
     const user = await signUpUser(app);
     const maxTokens = 100;
-    const worst = worstCaseCost([MODEL], { messages: [{ role: 'user', content: 'hi' }], maxTokens });
+    const worst = worstCaseCost([MODEL], {
+      messages: [{ role: 'user', content: 'hi' }],
+      maxTokens,
+      responseFormat,
+    });
     const limit = Number((3 * worst).toFixed(8));
     const gate = await createGate(app, user, {
       model: MODEL,
@@ -248,7 +257,11 @@ describe('attempts the provider billed but the gateway could not use', () => {
   it('are charged besides the answer of the fallback, and reserved for before it is called', async () => {
     const user = await signUpUser(app);
     const maxTokens = 100;
-    const worst = worstCaseCost([MODEL], { messages: [{ role: 'user', content: 'hi' }], maxTokens });
+    const worst = worstCaseCost([MODEL], {
+      messages: [{ role: 'user', content: 'hi' }],
+      maxTokens,
+      responseFormat,
+    });
     const gate = await createGate(app, user, {
       model: MODEL,
       routingStrategy: 'fallback',
@@ -288,6 +301,7 @@ describe('attempts the provider billed but the gateway could not use', () => {
     const worst = worstCaseCost(['openai/gpt-4.1-nano', MODEL], {
       messages: [{ role: 'user', content: 'hi' }],
       maxTokens,
+      responseFormat,
     });
     const gate = await createGate(app, user, {
       model: MODEL,
