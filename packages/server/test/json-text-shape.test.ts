@@ -124,6 +124,12 @@ function writtenAndBound(text: string) {
   };
 }
 
+/** The value of `text` written back by JSON.stringify takes no more bytes than its bound. */
+function expectWithinBound(text: string) {
+  const { written, bound } = writtenAndBound(text);
+  expect(written, text.slice(0, 200)).toBeLessThanOrEqual(bound);
+}
+
 describe('the bytes of a JSON body written back, bounded on its text', () => {
   it('holds for any number, however it is written', () => {
     const edges = ['1e20', '-1e20', '1e21', '1E+2', '1e-7', '1.2345678901234567e-6', '5e-324', '1e400', '-0'];
@@ -134,17 +140,8 @@ describe('the bytes of a JSON body written back, bounded on its text', () => {
       `-${n}`,
       `${n}.9`,
     ]);
-    for (const n of [...edges, ...more, ...nines]) {
-      const { written, bound } = writtenAndBound(n);
-      expect(written, n).toBeLessThanOrEqual(bound);
-    }
-    fc.assert(
-      fc.property(numberText, (n) => {
-        const { written, bound } = writtenAndBound(n);
-        expect(written).toBeLessThanOrEqual(bound);
-      }),
-      { numRuns: 20_000 },
-    );
+    for (const n of [...edges, ...more, ...nines]) expectWithinBound(n);
+    fc.assert(fc.property(numberText, expectWithinBound), { numRuns: 20_000 });
   });
 
   it('holds for bodies with numbers, escapes and spaces anywhere', () => {
@@ -154,13 +151,7 @@ describe('the bytes of a JSON body written back, bounded on its text', () => {
         ([numbers, strings, [value, indent], a, b]) =>
           `{${a}"n":${b}[${numbers.join(`,${a}`)}],${b}"s":[${strings.join(',')}],"v":${JSON.stringify(value, null, indent)},"n":${a}${numbers[0] ?? 1}}`,
       );
-    fc.assert(
-      fc.property(body, (text) => {
-        const { written, bound } = writtenAndBound(text);
-        expect(written).toBeLessThanOrEqual(bound);
-      }),
-      { numRuns: 2_000 },
-    );
+    fc.assert(fc.property(body, expectWithinBound), { numRuns: 2_000 });
   });
 
   it('adds nothing for what JavaScript writes as it is sent: integers, short decimals, strings', () => {
