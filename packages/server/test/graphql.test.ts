@@ -395,6 +395,47 @@ describe('requestWorstCase', () => {
     expect(image.data?.requestWorstCase).toBeNull();
   });
 
+  it('counts a response format’s schema, as a saved gate with it does', async () => {
+    const user = await signUpUser(app);
+    const schema = {
+      type: 'object',
+      properties: { summary: { type: 'string', description: 'One sentence on the invoice, in English.' } },
+      required: ['summary'],
+    };
+    const settings = {
+      model: 'mock/echo',
+      maxTokens: 16,
+      responseFormatEnabled: true,
+      responseFormatType: 'json_schema',
+      responseFormatSchema: schema,
+    };
+    const gate = await createGate(app, user, settings);
+    const WITH_FORMAT = `query($model: String!, $maxTokens: Int, $enabled: Boolean, $type: ResponseFormatType, $schema: JSON) {
+      requestWorstCase(taskType: CHAT, model: $model, maxTokens: $maxTokens, responseFormatEnabled: $enabled,
+                       responseFormatType: $type, responseFormatSchema: $schema)
+    }`;
+    const asked = (vars: Record<string, unknown>) =>
+      graphql<{ requestWorstCase: number }>(app, user, WITH_FORMAT, {
+        model: 'mock/echo',
+        maxTokens: 16,
+        ...vars,
+      });
+    const res = await asked({ enabled: true, type: 'JSON_SCHEMA', schema });
+    expect(res.errors).toBeUndefined();
+    expect(res.data?.requestWorstCase).toBe(gate.requestWorstCaseUsd);
+    // Without the contract, or with it switched off, the schema is not read: less.
+    const none = await asked({});
+    const off = await asked({ enabled: false, type: 'JSON_SCHEMA', schema });
+    expect(none.data?.requestWorstCase).toBeLessThan(gate.requestWorstCaseUsd as number);
+    expect(off.data?.requestWorstCase).toBe(none.data?.requestWorstCase);
+    // A schema that is not an object is refused naming the field.
+    const bad = await asked({ enabled: true, type: 'JSON_SCHEMA', schema: [1, 2] });
+    expect(bad.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(bad.errors?.[0]?.extensions?.issues).toEqual([
+      { path: 'responseFormatSchema', message: expect.any(String) },
+    ]);
+  });
+
   it('refuses bad settings as BAD_USER_INPUT naming each field, not a server error', async () => {
     const user = await signUpUser(app);
     const res = await graphql(app, user, QUERY, {

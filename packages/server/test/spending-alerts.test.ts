@@ -273,6 +273,47 @@ describe('the 402 says which of the two happened', () => {
     expect((await readGate(app, user, gate.id)).spendingCurrent).toBe(0);
   });
 
+  it('counts the gate’s response schema in the worst case it shows, as the reservation does', async () => {
+    const user = await signUpUser(app);
+    const maxTokens = 16;
+    // ~6 kB of schema against 16 tokens of output: the schema is most of what a request can cost.
+    const properties = Object.fromEntries(
+      Array.from({ length: 60 }, (_, i) => [
+        `field_${i}`,
+        { type: 'string', description: `What the invoice says about item ${i}, copied word for word.` },
+      ]),
+    );
+    const responseFormatSchema = { type: 'object', properties, required: Object.keys(properties) };
+    const gate = await createGate(app, user, {
+      maxTokens,
+      responseFormatEnabled: true,
+      responseFormatType: 'json_schema',
+      responseFormatSchema,
+      spendingLimit: 0.000001,
+      spendingEnforcement: 'block',
+    });
+    const withoutSchema = worstCaseCost(['mock/echo'], { messages: [], maxTokens });
+    const floor = worstCaseCost(['mock/echo'], {
+      messages: [],
+      maxTokens,
+      responseFormat: {
+        type: 'json_schema',
+        json_schema: { name: 'gate_response', schema: responseFormatSchema, strict: true },
+      },
+    });
+    expect(floor).toBeGreaterThan(10 * withoutSchema);
+    expect(gate.requestWorstCaseUsd).toBeCloseTo(floor, 12);
+
+    // The least request the gate can take is refused for a worst case no smaller than the one shown.
+    const native = await chat(app, user, gate.id, { messages: [{ role: 'user', content: '' }] });
+    expect(native.status).toBe(402);
+    const body = (await native.json()) as NativeError & { error: { details: Record<string, unknown> } };
+    expect(body.error.details.reason).toBe('limit_below_request');
+    expect(body.error.details.worstCaseUsd as number).toBeGreaterThanOrEqual(
+      gate.requestWorstCaseUsd as number,
+    );
+  });
+
   it('names what was spent and the limit when the limit is reached, on the native and OpenAI routes', async () => {
     const user = await signUpUser(app);
     const maxTokens = 1;

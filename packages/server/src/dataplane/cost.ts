@@ -1,6 +1,7 @@
 /** Tokens and dollars: from the provider's usage where it reports one, counted here where not. */
 import { findModel } from '../domain/catalog.ts';
 import { type ChatCompletion, type ChatParams, textOf, type Usage } from '../providers/types.ts';
+import { gateResponseFormat } from './merge.ts';
 import { dropName } from './request.ts';
 
 /** Output tokens assumed for the worst case when neither the gate nor the client caps them. */
@@ -260,20 +261,29 @@ export function worstCaseCost(models: string[], params: ChatParams): number {
 
 /**
  * The least any one request on a chat gate can have as its worst case: worstCaseCost with the
- * gate's own part of every request (its system prompt) and its output cap (DEFAULT_MAX_OUTPUT_TOKENS
- * when unset), on its dearest model. A block limit below it refuses every request that keeps
- * the gate's cap. Null for other task types, whose worst case is all input (images, seconds, pages).
+ * gate's own part of every request (its system prompt, its response format's schema) and its
+ * output cap (DEFAULT_MAX_OUTPUT_TOKENS when unset), on its dearest model. A block limit below it
+ * refuses every request that keeps the gate's cap. Null for other task types, whose worst case is
+ * all input (images, seconds, pages).
  */
-export function gateRequestWorstCase(gate: {
-  taskType: string;
-  model: string;
-  fallbackModels: string[];
-  systemPrompt: string | null;
-  maxTokens: number | null;
-}): number | null {
+export function gateRequestWorstCase(
+  gate: {
+    taskType: string;
+    model: string;
+    fallbackModels: string[];
+    systemPrompt: string | null;
+    maxTokens: number | null;
+  } & Partial<Parameters<typeof gateResponseFormat>[0]>,
+): number | null {
   if (gate.taskType !== 'chat') return null;
+  const responseFormat = gateResponseFormat({
+    responseFormatEnabled: gate.responseFormatEnabled ?? false,
+    responseFormatType: gate.responseFormatType ?? 'text',
+    responseFormatSchema: gate.responseFormatSchema ?? null,
+  });
   return worstCaseCost([gate.model, ...gate.fallbackModels], {
     messages: gate.systemPrompt ? [{ role: 'system', content: gate.systemPrompt }] : [],
     ...(gate.maxTokens !== null && { maxTokens: gate.maxTokens }),
+    ...(responseFormat && { responseFormat }),
   });
 }

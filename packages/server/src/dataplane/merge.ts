@@ -25,7 +25,9 @@ export type Merged = {
 };
 
 /** The gate's structured-output contract, if it has one; it wins over the client's. */
-export function gateResponseFormat(gate: GateForMerge): ResponseFormat | undefined {
+export function gateResponseFormat(
+  gate: Pick<GateForMerge, 'responseFormatEnabled' | 'responseFormatType' | 'responseFormatSchema'>,
+): ResponseFormat | undefined {
   if (!gate.responseFormatEnabled || gate.responseFormatType === 'text') return undefined;
   if (gate.responseFormatType === 'json_object') return { type: 'json_object' };
   return {

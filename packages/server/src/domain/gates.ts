@@ -434,6 +434,9 @@ const worstCaseInputSchema = z.strictObject({
   fallbackModels: gateFieldSchemas.fallbackModels.default([]),
   maxTokens: gateFieldSchemas.maxTokens.default(null),
   systemPrompt: gateFieldSchemas.systemPrompt.default(null),
+  responseFormatEnabled: gateFieldSchemas.responseFormatEnabled.default(false),
+  responseFormatType: gateFieldSchemas.responseFormatType.default('text'),
+  responseFormatSchema: gateFieldSchemas.responseFormatSchema.default(null),
 });
 
 /**

@@ -281,6 +281,9 @@ describe('one request’s worst case', () => {
       fallbackModels: [],
       maxTokens: 1000,
       systemPrompt: null,
+      responseFormatEnabled: false,
+      responseFormatType: 'TEXT',
+      responseFormatSchema: null,
     });
 
     // A dearer fallback raises it above the limit again.

@@ -302,6 +302,51 @@ describe('the gate page form', () => {
     expect(screen.queryByText(/every request will be refused/)).toBeNull();
   });
 
+  it('updates one request’s worst case as the response format’s schema is edited, and keeps the saved one while it is not JSON', async () => {
+    const user = userEvent.setup();
+    const gate = storedGate({ requestWorstCaseUsd: 0.0042 });
+    // The server's answer for unsaved settings: $0.000001 per output token (4,200 when unset) and
+    // as much per byte of an enabled JSON schema.
+    const rule = (variables: Variables) => {
+      const schema =
+        variables.responseFormatEnabled && variables.responseFormatType === 'JSON_SCHEMA'
+          ? JSON.stringify(variables.responseFormatSchema ?? {}).length
+          : 0;
+      return (((variables.maxTokens as number | null) ?? 4200) + schema) * 0.000001;
+    };
+    const graphql = fakeGraphQL(gate, saved(gate), [], rule);
+    await renderGatePage(graphql, '?tab=request');
+
+    await user.click(screen.getByLabelText('Enable structured output'));
+    await user.selectOptions(screen.getByLabelText('Response format'), 'json_schema');
+    const schema = {
+      type: 'object',
+      properties: { answer: { type: 'string', description: 'x'.repeat(3000) } },
+    };
+    await user.click(screen.getByLabelText('JSON schema'));
+    await user.paste(JSON.stringify(schema));
+    await user.click(tab('Spending Limits'));
+    // 4,200 output tokens and ~3,060 bytes of schema at the rule's price.
+    await waitFor(() =>
+      expect(screen.getByText(/One request can cost up to/).textContent).toContain('$0.00728'),
+    );
+    expect(
+      graphql.sent.filter((call) => call.operation === 'RequestWorstCase').at(-1)?.variables,
+    ).toMatchObject({
+      responseFormatEnabled: true,
+      responseFormatType: 'JSON_SCHEMA',
+      responseFormatSchema: schema,
+    });
+
+    // Half a schema: the saved gate's figure again, not one without the schema.
+    await user.click(tab('Request'));
+    await user.type(screen.getByLabelText('JSON schema'), '{{backspace}');
+    await user.click(tab('Spending Limits'));
+    await waitFor(() =>
+      expect(screen.getByText(/One request can cost up to/).textContent).toContain('$0.0042'),
+    );
+  });
+
   it('sends rate limits as whole numbers, a cleared one as null, and refuses 0 on its field', async () => {
     const user = userEvent.setup();
     const gate = storedGate({ rateLimitTpm: 90000 });

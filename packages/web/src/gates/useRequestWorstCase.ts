@@ -4,6 +4,7 @@ import { useQuery } from 'urql';
 import { graphql, type VariablesOf } from '../graphql.ts';
 import { toEnum } from '../graphqlEnums.ts';
 import type { GateFormApi } from './fields/controls.tsx';
+import { jsonProblem } from './gateForm.ts';
 
 const RequestWorstCaseQuery = graphql(`
   query RequestWorstCase(
@@ -12,6 +13,9 @@ const RequestWorstCaseQuery = graphql(`
     $fallbackModels: [String!]
     $maxTokens: Int
     $systemPrompt: String
+    $responseFormatEnabled: Boolean
+    $responseFormatType: ResponseFormatType
+    $responseFormatSchema: JSON
   ) {
     requestWorstCase(
       taskType: $taskType
@@ -19,6 +23,9 @@ const RequestWorstCaseQuery = graphql(`
       fallbackModels: $fallbackModels
       maxTokens: $maxTokens
       systemPrompt: $systemPrompt
+      responseFormatEnabled: $responseFormatEnabled
+      responseFormatType: $responseFormatType
+      responseFormatSchema: $responseFormatSchema
     )
   }
 `);
@@ -39,26 +46,52 @@ function useDebounced<T>(value: T, ms: number): T {
 /**
  * One request's worst case (USD) for the form's settings as they stand, saved or not: the server
  * answers by the rule a saved gate's requestWorstCaseUsd follows, asked as the task type, models,
- * max tokens and system prompt change. A number, null when the task type has none, undefined
- * while unknown (no model yet, settings the server refuses, no answer).
+ * max tokens, system prompt and response format (its schema is read as prompt) change. A number,
+ * null when the task type has none, undefined while unknown (no model yet, a schema that is not
+ * JSON yet, settings the server refuses, no answer).
  */
 export function useRequestWorstCase(form: GateFormApi): number | null | undefined {
-  const [taskType, model, fallbackModels, maxTokensText, systemPrompt] = useWatch({
+  const [
+    taskType,
+    model,
+    fallbackModels,
+    maxTokensText,
+    systemPrompt,
+    formatEnabled,
+    formatType,
+    schemaText,
+  ] = useWatch({
     control: form.control,
-    name: ['taskType', 'model', 'fallbackModels', 'maxTokens', 'systemPrompt'],
+    name: [
+      'taskType',
+      'model',
+      'fallbackModels',
+      'maxTokens',
+      'systemPrompt',
+      'responseFormatEnabled',
+      'responseFormatType',
+      'responseFormatSchema',
+    ],
   });
   const maxTokens = maxTokensText.trim() === '' ? null : Number(maxTokensText);
+  const schemaUsed = formatEnabled && formatType === 'json_schema' && schemaText.trim() !== '';
+  const schemaReadable = !schemaUsed || jsonProblem(schemaText) === null;
   const key = JSON.stringify({
     taskType: toEnum(taskType),
     model: model.trim(),
     fallbackModels: fallbackModels.map((f) => f.model.trim()).filter((m) => m !== ''),
     maxTokens,
     systemPrompt: systemPrompt === '' ? null : systemPrompt,
+    responseFormatEnabled: formatEnabled,
+    responseFormatType: toEnum(formatType),
+    responseFormatSchema: schemaUsed && schemaReadable ? JSON.parse(schemaText) : null,
   });
   const settled = useDebounced(key, WORST_CASE_DEBOUNCE_MS);
   const variables = JSON.parse(settled) as VariablesOf<typeof RequestWorstCaseQuery>;
   const askable =
-    variables.model !== '' && (variables.maxTokens == null || Number.isInteger(variables.maxTokens));
+    schemaReadable &&
+    variables.model !== '' &&
+    (variables.maxTokens == null || Number.isInteger(variables.maxTokens));
   const [result] = useQuery({ query: RequestWorstCaseQuery, variables, pause: !askable });
   // The last answer stays while the next is asked, so the figure does not flicker as one types.
   const [answer, setAnswer] = useState<number | null | undefined>(undefined);

@@ -299,6 +299,9 @@ builder.queryFields((t) => ({
       fallbackModels: t.arg.stringList(),
       maxTokens: t.arg.int(),
       systemPrompt: t.arg.string(),
+      responseFormatEnabled: t.arg.boolean(),
+      responseFormatType: t.arg({ type: ResponseFormatType }),
+      responseFormatSchema: t.arg({ type: 'JSON' }),
     },
     resolve: (_root, args, ctx) => {
       requireActor(ctx);

@@ -32,8 +32,8 @@ export function WorstCaseNotice({ form, worstCaseUsd }: { form: GateFormApi; wor
     <div className="worst-case">
       <p className="hint" id="worst-case">
         One request can cost up to <strong>{formatUsd(worstCaseUsd)}</strong>: the dearest of these models,
-        for the system prompt and Max tokens (a longer prompt costs more). A block limit reserves it before
-        each call.
+        for the system prompt, Max tokens and the JSON schema the answer must follow, if any (a longer prompt
+        costs more). A block limit reserves it before each call.
       </p>
       {refusesAll && (
         <p className="banner warning" role="alert">
