@@ -1,4 +1,4 @@
-import { render, screen, within } from '@testing-library/react';
+import { render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { Client, fetchExchange, Provider } from 'urql';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -152,5 +152,37 @@ describe('Try it on an embeddings gate', () => {
     await within(await screen.findByRole('region', { name: 'Answer' })).findByText(/1536 dimensions/);
     expect(screen.queryByRole('note', { name: 'Answer shape changed' })).toBeNull();
     expect(asked).toEqual(['/v3/embeddings', '/v3/embeddings']);
+  });
+
+  it('says when the answer came over an alert-only spending limit, and not when it did not', async () => {
+    const answers = [
+      { id: 'a1a1a1a1-0000-4000-8000-000000000001', warned: true },
+      { id: 'a1a1a1a1-0000-4000-8000-000000000002', warned: false },
+    ];
+    vi.stubGlobal('fetch', async () => {
+      const { id, warned } = answers.shift() ?? { id: 'none', warned: false };
+      return new Response(
+        JSON.stringify({ id, model: 'mock/embed', embeddings: [[0.5]], costUsd: 0, latencyMs: 1 }),
+        {
+          headers: {
+            'content-type': 'application/json',
+            ...(warned && { 'x-gatehouse-spending-warning': 'spending limit reached' }),
+          },
+        },
+      );
+    });
+    const user = userEvent.setup();
+    renderAt(`/gates/${GATE}?tab=try`, 'embeddings');
+    await user.type(screen.getByLabelText('Input'), 'a text');
+    await user.click(screen.getByRole('button', { name: 'Send' }));
+    const answer = await screen.findByRole('region', { name: 'Answer' });
+    const note = await within(answer).findByRole('note', { name: 'Over the spending limit' });
+    expect(note.textContent).toContain('the request passed');
+
+    // The next answer, under the limit again: its own entry shown, and no note.
+    await user.click(screen.getByRole('button', { name: 'Send' }));
+    const link = await screen.findByRole('link', { name: 'its log entry' });
+    await waitFor(() => expect(link.getAttribute('href')).toBe('/logs/a1a1a1a1-0000-4000-8000-000000000002'));
+    expect(screen.queryByRole('note', { name: 'Over the spending limit' })).toBeNull();
   });
 });

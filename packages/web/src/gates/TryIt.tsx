@@ -51,11 +51,14 @@ type AnswerNotes = {
   ignored: string | null;
   /** A fallback answered in another shape than the primary gives: "dimensions 1536 -> 3072". */
   shapeChanged: string | null;
+  /** The gate's alert-only spending limit is reached: the request passed, and said so. */
+  overLimit: boolean;
 };
 
 const notesOf = (headers: Headers): AnswerNotes => ({
   ignored: headers.get('x-gatehouse-ignored-overrides'),
   shapeChanged: headers.get('x-gatehouse-shape-changed'),
+  overLimit: headers.has('x-gatehouse-spending-warning'),
 });
 
 /** What the form collects, as the endpoint's `data`. */
@@ -338,6 +341,12 @@ function TryItAnswer({
       </p>
       {notes.ignored && <p className="muted small">The gate does not allow overriding: {notes.ignored}.</p>}
       {notes.shapeChanged && <ShapeChangedNote note={notes.shapeChanged} />}
+      {notes.overLimit && (
+        <p className="banner warning" role="note" aria-label="Over the spending limit">
+          This gate is over its spending limit. It only alerts, so the request passed; applications get the
+          answer with the x-gatehouse-spending-warning header. The Spending Limits tab shows the limit.
+        </p>
+      )}
       {/* A chat's answer is the conversation's last turn, shown above. */}
       {taskType !== 'chat' && <AnswerBody taskType={taskType} answer={answer} />}
     </section>
