@@ -52,3 +52,27 @@ it('leaves out an entry that cannot be encoded even without its payload, stores 
   const metrics = await (await app.request('/metrics')).text();
   expect(metrics).toMatch(/^gatehouse_log_queued_media_bytes \d+$/m);
 });
+
+it('writes a batch whole or not at all, though PGlite takes it in several statements: an entry the database refuses leaves out that entry alone, counted once in the totals', async () => {
+  const entry = await entryMaker(app);
+  // 40 entries, fewer than a full batch: on PGlite three statements of at most 16 (logWriter.ts).
+  const writer = createLogWriter({ intervalMs: 20, batchSize: 100 });
+  const ids = Array.from({ length: 40 }, () => randomUUID());
+  const bad = ids[35] as string;
+  const first = entry(ids[0] as string);
+  await Promise.all(
+    // A user who does not exist: PostgreSQL refuses its row (SQLSTATE 23503), in the third statement.
+    ids.map((id) => writer.add({ ...entry(id), latencyMs: 7, ...(id === bad && { userId: randomUUID() }) })),
+  );
+  await writer.drain();
+  expect(writer.stats()).toMatchObject({ queued: 0, written: 39, refused: 1 });
+  await writer.close();
+  const stored = await app.db.prisma.logEntry.findMany({ where: { id: { in: ids } }, select: { id: true } });
+  expect(stored.map((e) => e.id).sort()).toEqual(ids.filter((id) => id !== bad).sort());
+  // The refused attempts added nothing to the hourly totals: each stored entry counted once.
+  const [totals] = await app.db.driver.query<{ requests: string; latency: string }>(
+    'SELECT sum(requests)::text AS requests, sum(latency_ms_sum)::text AS latency FROM log_rollups WHERE gate_id = $1',
+    [first.gateId],
+  );
+  expect(totals).toEqual({ requests: '39', latency: String(39 * 7) });
+});

@@ -62,15 +62,15 @@ function target(msg) {
 }
 
 /**
- * A batch's statements as one message of PostgreSQL's extended protocol, built here: Bind and
- * Execute for each (every parameter as text, its type the statement's), then one Sync. The log
- * writer's batch (issue 30) is one large JSON text: PGlite's own serializer measured its length
- * in a JavaScript loop and copied it through growing buffers, a fifth of this thread's time; here
- * its bytes are written once, and the statements cost one call into the database instead of five
- * each. Each statement text is parsed once for the thread's life, as a named prepared statement
+ * Statements as one message of PostgreSQL's extended protocol, built here: Bind and Execute for
+ * each (every parameter as text, its type the statement's), then one Sync. The log writer's
+ * batch (issue 30) is one large JSON text: PGlite's own serializer measured its length in a
+ * JavaScript loop and copied it through growing buffers, a fifth of this thread's time; here its
+ * bytes are written once, and a statement costs one call into the database instead of five.
+ * Each statement text is parsed once for the thread's life, as a named prepared statement
  * (`prepared`): a batch's statements cost PostgreSQL their parse, analysis and (after five runs,
  * once its generic plan serves) planning only the first time. A statement that fails ends the
- * batch (the server skips to the Sync) and the transaction rolls back, as before. Null when a
+ * message (the server skips to the Sync) and the batch's transaction rolls back. Null when a
  * parameter is other than text, a number or null: such a batch goes statement by statement
  * through PGlite's query.
  */
@@ -164,6 +164,15 @@ async function forget(names) {
   await db.runExclusive(() => db.execProtocolStream(Buffer.concat([...closes, sync]), { syncToFs: false }));
 }
 
+/**
+ * Sleeps this thread for 50 µs between a batch's statements (still in its transaction: no other
+ * message is read meanwhile). A running thread keeps its core for a slice before a thread just
+ * woken (a request's, its client's, its upstream's) may have it; asleep, it gives the core up at
+ * once. The log writer cuts a batch into statements of a few entries for this (logWriter.ts).
+ */
+const sleeping = new Int32Array(new SharedArrayBuffer(4));
+const pause = () => Atomics.wait(sleeping, 0, 0, 0.05);
+
 /** Marks an operation whose answer is sent from elsewhere. */
 const NO_REPLY = Symbol('no reply');
 let db;
@@ -206,11 +215,24 @@ async function handle(msg) {
       return target(msg).exec(msg.sql, queryOptions(msg));
     case 'batch': {
       const parsing = new Map();
-      const message = batchMessage(msg.statements, parsing);
+      const messages = [];
+      for (const statement of msg.statements) {
+        const message = batchMessage([statement], parsing);
+        if (!message) break;
+        messages.push(message);
+      }
+      const built = messages.length === msg.statements.length;
+      if (!built) parsing.clear(); // none of those names is sent
       try {
         await db.transaction(async (tx) => {
-          if (message) await db.runExclusive(() => db.execProtocolStream(message, { syncToFs: false }));
-          else for (const statement of msg.statements) await tx.query(statement.sql, statement.params);
+          if (!built) {
+            for (const statement of msg.statements) await tx.query(statement.sql, statement.params);
+            return;
+          }
+          for (let i = 0; i < messages.length; i++) {
+            if (i > 0) pause();
+            await db.runExclusive(() => db.execProtocolStream(messages[i], { syncToFs: false }));
+          }
         });
       } catch (error) {
         // The batch's own error is what the caller sorts failures by, not this cleanup's.
