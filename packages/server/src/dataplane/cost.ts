@@ -273,14 +273,10 @@ export function gateRequestWorstCase(
     fallbackModels: string[];
     systemPrompt: string | null;
     maxTokens: number | null;
-  } & Partial<Parameters<typeof gateResponseFormat>[0]>,
+  } & Parameters<typeof gateResponseFormat>[0],
 ): number | null {
   if (gate.taskType !== 'chat') return null;
-  const responseFormat = gateResponseFormat({
-    responseFormatEnabled: gate.responseFormatEnabled ?? false,
-    responseFormatType: gate.responseFormatType ?? 'text',
-    responseFormatSchema: gate.responseFormatSchema ?? null,
-  });
+  const responseFormat = gateResponseFormat(gate);
   return worstCaseCost([gate.model, ...gate.fallbackModels], {
     messages: gate.systemPrompt ? [{ role: 'system', content: gate.systemPrompt }] : [],
     ...(gate.maxTokens !== null && { maxTokens: gate.maxTokens }),

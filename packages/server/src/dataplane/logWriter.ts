@@ -412,15 +412,16 @@ function encoded(
  * thread, its client and its upstream wait behind a long statement. PGlite's thread lets them run
  * between statements (pglite-worker.mjs). Measured on 2 cores, one connection at a time through a
  * block gate: p99 5.3–6.2 ms with the batch as one statement, 3.1–4.1 ms in pieces of 16; at
- * 1,000 req/s 5.5–5.6 and 3.1–4.2 ms. A piece costs the thread ~200 µs of its own, so a full batch
- * (the writer behind, the machine busy: throughput counts more than one request's wait) goes
- * whole. PostgreSQL runs statements in a process of its own: pieces there only add round trips.
+ * 1,000 req/s 5.5–5.6 and 3.1–4.2 ms. A piece costs the thread ~200 µs of its own, so when the
+ * writer is behind (a full batch, or more entries waiting after it: throughput counts more than
+ * one request's wait) the entries go as one statement. PostgreSQL runs statements in a process of
+ * its own: pieces there only add round trips.
  */
 const PIECE = 16;
 
-async function insert(entries: Queued[], full: boolean): Promise<void> {
+async function insert(entries: Queued[], behind: boolean): Promise<void> {
   const media = mediaRowsOf(entries);
-  const whole = full || sql().kind !== 'pglite';
+  const whole = behind || sql().kind !== 'pglite';
   const size = whole ? Math.max(entries.length, 1) : PIECE;
   const pieces: Queued[][] = [];
   for (let at = 0; at < entries.length; at += size) pieces.push(entries.slice(at, at + size));
@@ -590,7 +591,8 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
       again = false;
       const batch = queue.slice(0, limit);
       try {
-        await insert(batch, batch.length >= batchSize);
+        // Behind: a full batch, or more waiting after this one (a refusal cut the batch).
+        await insert(batch, batch.length >= batchSize || queue.length > batch.length);
         for (const e of batch) retriedAlone.delete(e.id);
         shift(batch.length);
         written += batch.length;

@@ -6,6 +6,7 @@ import { Route, Router } from 'wouter';
 import { memoryLocation } from 'wouter/memory-location';
 import { GatePage } from './GatePage.tsx';
 import { storedGate } from './storedGate.testing.ts';
+import { WORST_CASE_DEBOUNCE_MS } from './useRequestWorstCase.ts';
 
 const GATE_ID = storedGate().id;
 
@@ -304,7 +305,8 @@ describe('the gate page form', () => {
 
   it('updates one request’s worst case as the response format’s schema is edited, and keeps the saved one while it is not JSON', async () => {
     const user = userEvent.setup();
-    const gate = storedGate({ requestWorstCaseUsd: 0.0042 });
+    // A saved figure the rule below cannot give for these settings, with the schema or without.
+    const gate = storedGate({ requestWorstCaseUsd: 0.0099 });
     // The server's answer for unsaved settings: $0.000001 per output token (4,200 when unset) and
     // as much per byte of an enabled JSON schema.
     const rule = (variables: Variables) => {
@@ -323,27 +325,39 @@ describe('the gate page form', () => {
       type: 'object',
       properties: { answer: { type: 'string', description: 'x'.repeat(3000) } },
     };
+    const text = JSON.stringify(schema);
+    const asked = () => graphql.sent.filter((call) => call.operation === 'RequestWorstCase');
+    // Asked once the format is chosen (no schema yet): what follows is about the schema alone.
+    await waitFor(() =>
+      expect(asked().some((call) => call.variables.responseFormatType === 'JSON_SCHEMA')).toBe(true),
+    );
+    const before = asked().length;
+    // Half the schema, left long enough for the form to settle on it, then the rest.
     await user.click(screen.getByLabelText('JSON schema'));
-    await user.paste(JSON.stringify(schema));
+    await user.paste(text.slice(0, 40));
+    await new Promise((r) => setTimeout(r, WORST_CASE_DEBOUNCE_MS + 100));
+    await user.paste(text.slice(40));
     await user.click(tab('Spending Limits'));
     // 4,200 output tokens and ~3,060 bytes of schema at the rule's price.
     await waitFor(() =>
       expect(screen.getByText(/One request can cost up to/).textContent).toContain('$0.00728'),
     );
-    expect(
-      graphql.sent.filter((call) => call.operation === 'RequestWorstCase').at(-1)?.variables,
-    ).toMatchObject({
-      responseFormatEnabled: true,
-      responseFormatType: 'JSON_SCHEMA',
-      responseFormatSchema: schema,
-    });
+    // Asked with the whole schema only: never with the half one, nor without it meanwhile.
+    const since = asked().slice(before);
+    expect(since.length).toBeGreaterThan(0);
+    for (const call of since)
+      expect(call.variables).toMatchObject({
+        responseFormatEnabled: true,
+        responseFormatType: 'JSON_SCHEMA',
+        responseFormatSchema: schema,
+      });
 
-    // Half a schema: the saved gate's figure again, not one without the schema.
+    // Not JSON again: the saved gate's figure, not one without the schema.
     await user.click(tab('Request'));
-    await user.type(screen.getByLabelText('JSON schema'), '{{backspace}');
+    await user.type(screen.getByLabelText('JSON schema'), '{{'); // one more "{"
     await user.click(tab('Spending Limits'));
     await waitFor(() =>
-      expect(screen.getByText(/One request can cost up to/).textContent).toContain('$0.0042'),
+      expect(screen.getByText(/One request can cost up to/).textContent).toContain('$0.0099'),
     );
   });
 

@@ -76,7 +76,9 @@ export function useRequestWorstCase(form: GateFormApi): number | null | undefine
   const maxTokens = maxTokensText.trim() === '' ? null : Number(maxTokensText);
   const schemaUsed = formatEnabled && formatType === 'json_schema' && schemaText.trim() !== '';
   const schemaReadable = !schemaUsed || jsonProblem(schemaText) === null;
+  // Whether the schema reads is part of the key, so the ask waits for the text it was read from.
   const key = JSON.stringify({
+    schemaReadable,
     taskType: toEnum(taskType),
     model: model.trim(),
     fallbackModels: fallbackModels.map((f) => f.model.trim()).filter((m) => m !== ''),
@@ -87,9 +89,11 @@ export function useRequestWorstCase(form: GateFormApi): number | null | undefine
     responseFormatSchema: schemaUsed && schemaReadable ? JSON.parse(schemaText) : null,
   });
   const settled = useDebounced(key, WORST_CASE_DEBOUNCE_MS);
-  const variables = JSON.parse(settled) as VariablesOf<typeof RequestWorstCaseQuery>;
+  const { schemaReadable: readable, ...variables } = JSON.parse(settled) as VariablesOf<
+    typeof RequestWorstCaseQuery
+  > & { schemaReadable: boolean };
   const askable =
-    schemaReadable &&
+    readable &&
     variables.model !== '' &&
     (variables.maxTokens == null || Number.isInteger(variables.maxTokens));
   const [result] = useQuery({ query: RequestWorstCaseQuery, variables, pause: !askable });
