@@ -406,7 +406,7 @@ function encoded(
 }
 
 /**
- * The entries one statement of a batch takes on PGlite when the batch is not full. A statement
+ * The entries one statement of a batch takes on PGlite while the writer keeps up. A statement
  * holds the database's thread for its whole length (~70 µs an entry), and the kernel lets a
  * running thread go on for a slice before a thread just woken may have its core: the request
  * thread, its client and its upstream wait behind a long statement. PGlite's thread lets them run
