@@ -5,15 +5,17 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_OUTPUT_TOKENS, worstCaseCost } from '../src/dataplane/cost.ts';
-import { useTestApp } from './support/app.ts';
+import { databaseKind, useTestApp } from './support/app.ts';
 import { logEntriesOf, readGate, say } from './support/chat.ts';
 import { completion, startOpenAIEmulator } from './support/emulators/openai.ts';
 import type { RecordedRequest } from './support/emulators/upstream.ts';
 import { createGate, signUpUser } from './support/factories.ts';
+import { useGateRowLock } from './support/rowLock.ts';
 
 const emulator = await startOpenAIEmulator('openai', 'sk-spending-test');
 const app = useTestApp({ OPENAI_API_KEY: emulator.apiKey, OPENAI_BASE_URL: emulator.baseUrl });
 afterAll(() => emulator.upstream.close());
+const holdGateRow = useGateRowLock(app);
 
 const MODEL = 'openai/gpt-4o-mini';
 
@@ -323,5 +325,59 @@ describe('attempts the provider billed but the gateway could not use', () => {
     expect(Number(entry?.costUsd)).toBeGreaterThan(0);
     expect(after.spendingCurrent).toBeCloseTo(Number(entry?.costUsd), 8);
     expect(after.spendingCurrent).toBeLessThanOrEqual(Number((1.2 * worst).toFixed(8)));
+  });
+});
+
+describe.runIf(databaseKind === 'postgres')('a settlement on PostgreSQL', () => {
+  it('is written behind the answer, and the next request on the gate is decided once it has landed', async () => {
+    const user = await signUpUser(app);
+    const maxTokens = 100;
+    const worst = worstCaseCost([MODEL], { messages: [{ role: 'user', content: 'hi' }], maxTokens });
+    // Room for one worst case beside what the first request costs, not for two worst cases.
+    const limit = Number((1.5 * worst).toFixed(8));
+    const gate = await createGate(app, user, {
+      model: MODEL,
+      maxTokens,
+      spendingLimit: limit,
+      spendingEnforcement: 'block',
+    });
+    emulator.upstream.reset();
+    let arrived = () => {};
+    const arrival = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    let locked = () => {};
+    const rowLocked = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    // The provider answers once the first request holds its worst case and another transaction
+    // holds the gate's row: its settlement cannot commit until that one ends.
+    emulator.upstream.reply(
+      (request) => {
+        arrived();
+        return { ...billing(() => 1, 0)(request), until: rowLocked };
+      },
+      billing(() => 1, 0),
+    );
+    const first = race(gate.id, user.auth, 1, 'hi');
+    await arrival;
+    const release = await holdGateRow(gate.id);
+    locked();
+    const [answered] = await first;
+    expect(answered?.status, await answered?.clone().text()).toBe(200);
+    // Until the settlement lands the gate holds the worst case: more than was spent, never less.
+    const held = await app.db.prisma.gate.findUniqueOrThrow({ where: { id: gate.id } });
+    expect(Number(held.spendingCurrent)).toBeCloseTo(worst, 8);
+
+    const second = race(gate.id, user.auth, 1, 'hi');
+    await release();
+    const [next] = await second;
+    // Decided before the first settlement, two worst cases would not fit under the limit.
+    expect(next?.status, await next?.clone().text()).toBe(200);
+    const entries = await logEntriesOf(app, gate.id);
+    const charged = entries.reduce((sum, e) => sum + Number(e.costUsd), 0);
+    const after = await readGate(app, user, gate.id);
+    expect(after.spendingCurrent).toBeCloseTo(charged, 8);
+    expect(after.spendingCurrent).toBeLessThanOrEqual(limit);
   });
 });

@@ -5,36 +5,14 @@
  * (GraphQL), never a 500; and once the row is free the same change goes through. PostgreSQL only:
  * PGlite has one connection, so nothing else can hold a lock while a request waits.
  */
-import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
-import { databaseKind, testDatabaseUrl, useTestApp } from './support/app.ts';
+import { describe, expect, it } from 'vitest';
+import { databaseKind, useTestApp } from './support/app.ts';
 import { createGate, graphql, signUpUser } from './support/factories.ts';
+import { useGateRowLock } from './support/rowLock.ts';
 
 const app = useTestApp({ GATEHOUSE_TRANSACTION_TIMEOUT_MS: '1000' });
 
-let holder: pg.Client | null = null;
-afterEach(async () => {
-  await holder?.query('ROLLBACK').catch(() => {});
-  await holder?.end();
-  holder = null;
-});
-
-/** Another connection holding the gate's row locked, as a long change would, until released. */
-async function holdGateRow(gateId: string) {
-  const [row] = await app.db.prisma.$queryRaw<{ schema: string }[]>`SELECT current_schema() AS schema`;
-  holder = new pg.Client({ connectionString: testDatabaseUrl, options: `-c search_path="${row?.schema}"` });
-  await holder.connect();
-  await holder.query('BEGIN');
-  await holder.query('SELECT id FROM gates WHERE id = $1 FOR UPDATE', [gateId]);
-  const client = holder;
-  // Released in any case long after both tries have given up, so that code which waits for the
-  // lock instead of giving up answers (a 500 after the expired transaction) rather than hanging.
-  const release = setTimeout(() => client.query('COMMIT').catch(() => {}), 10_000);
-  return async () => {
-    clearTimeout(release);
-    await client.query('COMMIT');
-  };
-}
+const holdGateRow = useGateRowLock(app);
 
 describe.skipIf(databaseKind !== 'postgres')('a transaction that cannot finish in time', () => {
   it('is answered 503 service_unavailable over REST, and the change goes through once the row is free', async () => {

@@ -45,7 +45,11 @@ export interface SpendingLedger extends SpendingCounters {
    * reserves in all of them or refuses naming the first that does not fit.
    */
   reserveScopes?(scopes: ScopeSpec[], amount: number): Promise<ScopedReservation | ScopedRefusal>;
-  /** Replaces a reservation with what the request actually cost (0 if it failed). */
+  /**
+   * Replaces a reservation with what the request actually cost (0 if it failed). It may be
+   * written behind (the SQL ledger's is); a later reservation in this process, settled() and
+   * close() see it.
+   */
   settle(reservation: Reservation, actual: number): Promise<void>;
   /** Adds the cost of a request on a gate without a block limit. */
   add(gateId: string, amount: number, hasLimit: boolean): Promise<Settlement>;
@@ -55,9 +59,34 @@ export interface SpendingLedger extends SpendingCounters {
 export function createSqlLedger(): SpendingLedger {
   // Gates without a limit enforce nothing: their costs are summed and written every 250 ms.
   const accumulator = createSpendingAccumulator();
+  // A settlement only gives back part of a hold (what a request cost is at most its worst case),
+  // so the answer need not wait for its commit: it is written behind, and until it lands the gate
+  // holds a little more than it spent, never less. The next reservation on the gate in this
+  // process waits for it, so one request after another is decided as if every settlement had
+  // landed before its answer; settled() and close() wait for them all.
+  const settling = new Map<string, Promise<void>>();
+  const inFlight = new Set<Promise<void>>();
+  const settleBehind = (reservation: Reservation, actual: number): Promise<void> => {
+    const { gateId } = reservation;
+    const written: Promise<void> = settle(reservation, actual)
+      .catch((error) => console.error('spending: could not record', actual, 'USD for gate', gateId, error))
+      .finally(() => {
+        inFlight.delete(written);
+        if (settling.get(gateId) === written) settling.delete(gateId);
+      });
+    inFlight.add(written);
+    // Settlements of one gate are written in the order they were made (settle's group commit).
+    settling.set(gateId, written);
+    return Promise.resolve();
+  };
+  const landed = () => Promise.all([...inFlight]).then(() => undefined);
   return {
-    reserve,
-    settle,
+    reserve: async (gateId, amount) => {
+      const pending = settling.get(gateId);
+      if (pending) await pending;
+      return reserve(gateId, amount);
+    },
+    settle: settleBehind,
     add: async (gateId, amount, hasLimit) => {
       if (hasLimit) return addSpending(gateId, amount);
       accumulator.add(gateId, amount);
@@ -65,7 +94,13 @@ export function createSqlLedger(): SpendingLedger {
     },
     held: () => undefined,
     settingsChanged: reevaluateSpendingStatus,
-    settled: () => accumulator.flush(),
-    close: () => accumulator.close(),
+    settled: async () => {
+      await landed();
+      await accumulator.flush();
+    },
+    close: async () => {
+      await landed();
+      await accumulator.close();
+    },
   };
 }

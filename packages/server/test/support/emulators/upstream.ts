@@ -22,7 +22,15 @@ export type RecordedRequest = {
 };
 
 export type Reply =
-  | { type: 'json'; status?: number; body: unknown; headers?: Record<string, string>; delayMs?: number }
+  | {
+      type: 'json';
+      status?: number;
+      body: unknown;
+      headers?: Record<string, string>;
+      delayMs?: number;
+      /** Answers once this settles (after delayMs). */
+      until?: Promise<unknown>;
+    }
   | { type: 'text'; status?: number; contentType: string; text: string }
   /** A binary body (speech audio). */
   | { type: 'bytes'; status?: number; contentType: string; data: Buffer }
@@ -87,6 +95,7 @@ async function answer(res: http.ServerResponse, reply: Reply): Promise<void> {
   switch (reply.type) {
     case 'json': {
       if (reply.delayMs) await sleep(reply.delayMs);
+      if (reply.until) await reply.until;
       const text = JSON.stringify(reply.body);
       res.writeHead(reply.status ?? 200, {
         'content-type': 'application/json',
