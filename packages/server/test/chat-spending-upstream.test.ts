@@ -328,8 +328,49 @@ describe('attempts the provider billed but the gateway could not use', () => {
   });
 });
 
+/**
+ * A request whose provider answers only once another transaction holds the gate's row, so that
+ * its settlement cannot commit until `release()`: the provider bills `completion` tokens.
+ */
+async function settlingUnderLock(
+  gateId: string,
+  auth: Record<string, string>,
+  completion: (cap: number | null) => number,
+) {
+  let arrived = () => {};
+  const arrival = new Promise<void>((resolve) => {
+    arrived = resolve;
+  });
+  let locked = () => {};
+  const rowLocked = new Promise<void>((resolve) => {
+    locked = resolve;
+  });
+  emulator.upstream.reply((request) => {
+    arrived();
+    return { ...billing(completion, 0)(request), until: rowLocked };
+  });
+  const answer = race(gateId, auth, 1, 'hi').then(([res]) => res as Response);
+  try {
+    // The request fails before reaching the provider: the test fails on its answer, not a hang.
+    await Promise.race([arrival, answer]);
+    return { answer, release: await holdGateRow(gateId) };
+  } finally {
+    locked();
+  }
+}
+
+/** Resolves once a settlement of the gate's row waits for a lock (PostgreSQL's own view). */
+async function settlementWaitingForLock() {
+  for (;;) {
+    const [row] = await app.db.prisma.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM pg_stat_activity
+      WHERE wait_event_type = 'Lock' AND query LIKE '%settled.current%'`;
+    if (Number(row?.n) > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 describe.runIf(databaseKind === 'postgres')('a settlement on PostgreSQL', () => {
-  it('is written behind the answer, and the next request on the gate is decided once it has landed', async () => {
+  it('that gives back part of the hold is written behind the answer, and the next request is decided after it', async () => {
     const user = await signUpUser(app);
     const maxTokens = 100;
     const worst = worstCaseCost([MODEL], { messages: [{ role: 'user', content: 'hi' }], maxTokens });
@@ -342,42 +383,52 @@ describe.runIf(databaseKind === 'postgres')('a settlement on PostgreSQL', () => 
       spendingEnforcement: 'block',
     });
     emulator.upstream.reset();
-    let arrived = () => {};
-    const arrival = new Promise<void>((resolve) => {
-      arrived = resolve;
-    });
-    let locked = () => {};
-    const rowLocked = new Promise<void>((resolve) => {
-      locked = resolve;
-    });
-    // The provider answers once the first request holds its worst case and another transaction
-    // holds the gate's row: its settlement cannot commit until that one ends.
-    emulator.upstream.reply(
-      (request) => {
-        arrived();
-        return { ...billing(() => 1, 0)(request), until: rowLocked };
-      },
-      billing(() => 1, 0),
-    );
-    const first = race(gate.id, user.auth, 1, 'hi');
-    await arrival;
-    const release = await holdGateRow(gate.id);
-    locked();
-    const [answered] = await first;
-    expect(answered?.status, await answered?.clone().text()).toBe(200);
+    const { answer, release } = await settlingUnderLock(gate.id, user.auth, () => 1);
+    const answered = await answer;
+    expect(answered.status, await answered.clone().text()).toBe(200);
     // Until the settlement lands the gate holds the worst case: more than was spent, never less.
     const held = await app.db.prisma.gate.findUniqueOrThrow({ where: { id: gate.id } });
     expect(Number(held.spendingCurrent)).toBeCloseTo(worst, 8);
 
+    emulator.upstream.reply(billing(() => 1, 0));
     const second = race(gate.id, user.auth, 1, 'hi');
     await release();
     const [next] = await second;
-    // Decided before the first settlement, two worst cases would not fit under the limit.
+    // Had it been decided before the first settlement landed, two worst cases would not fit.
     expect(next?.status, await next?.clone().text()).toBe(200);
     const entries = await logEntriesOf(app, gate.id);
     const charged = entries.reduce((sum, e) => sum + Number(e.costUsd), 0);
     const after = await readGate(app, user, gate.id);
     expect(after.spendingCurrent).toBeCloseTo(charged, 8);
     expect(after.spendingCurrent).toBeLessThanOrEqual(limit);
+  });
+
+  it('that charges more than the hold is committed before the answer leaves', async () => {
+    const user = await signUpUser(app);
+    const maxTokens = 100;
+    const worst = worstCaseCost([MODEL], { messages: [{ role: 'user', content: 'hi' }], maxTokens });
+    const limit = Number((3 * worst).toFixed(8));
+    const gate = await createGate(app, user, {
+      model: MODEL,
+      maxTokens,
+      spendingLimit: limit,
+      spendingEnforcement: 'block',
+    });
+    emulator.upstream.reset();
+    // The provider bills 50 times the cap it was sent: far past the request's worst case.
+    const { answer, release } = await settlingUnderLock(gate.id, user.auth, (cap) => 50 * (cap ?? 0));
+    let answeredEarly = false;
+    void answer.then(() => {
+      answeredEarly = true;
+    });
+    await settlementWaitingForLock();
+    expect(answeredEarly).toBe(false);
+    await release();
+    const res = await answer;
+    expect(res.status, await res.clone().text()).toBe(200);
+    // Read at once, past any ledger: the charge was in the row when the answer came.
+    const stored = await app.db.prisma.gate.findUniqueOrThrow({ where: { id: gate.id } });
+    expect(Number(stored.spendingCurrent)).toBeGreaterThan(limit);
+    expect(stored.spendingStatus).toBe('suspended');
   });
 });

@@ -19,6 +19,7 @@ import {
   type Settlement,
   settle,
 } from './spending.ts';
+import { settledUsd } from './usage.ts';
 
 export type { Refusal, Reservation, Reserved, Settlement };
 export { isRefusal };
@@ -59,11 +60,13 @@ export interface SpendingLedger extends SpendingCounters {
 export function createSqlLedger(): SpendingLedger {
   // Gates without a limit enforce nothing: their costs are summed and written every 250 ms.
   const accumulator = createSpendingAccumulator();
-  // A settlement only gives back part of a hold (what a request cost is at most its worst case),
-  // so the answer need not wait for its commit: it is written behind, and until it lands the gate
-  // holds a little more than it spent, never less. The next reservation on the gate in this
-  // process waits for it, so one request after another is decided as if every settlement had
-  // landed before its answer; settled() and close() wait for them all.
+  // A settlement that gives back part of its hold (a request that cost at most its worst case)
+  // need not hold up the answer: it is written behind, and until it lands the gate counts a
+  // little more than was spent, never less. One that charges more than the hold (a provider
+  // billing past the cap it was sent, failed attempts charged) is waited for, so no answer leaves
+  // with the gate counting less than it spent. The next reservation on the gate in this process
+  // waits for the gate's settlement in flight, so one request after another is decided as if every
+  // settlement had landed before its answer; settled() and close() wait for them all.
   const settling = new Map<string, Promise<void>>();
   const inFlight = new Set<Promise<void>>();
   const settleBehind = (reservation: Reservation, actual: number): Promise<void> => {
@@ -77,7 +80,7 @@ export function createSqlLedger(): SpendingLedger {
     inFlight.add(written);
     // Settlements of one gate are written in the order they were made (settle's group commit).
     settling.set(gateId, written);
-    return Promise.resolve();
+    return settledUsd(actual, reservation.amount) > reservation.amount ? written : Promise.resolve();
   };
   const landed = () => Promise.all([...inFlight]).then(() => undefined);
   return {

@@ -10,10 +10,13 @@ import { type TestApp, testDatabaseUrl } from './app.ts';
 
 export function useGateRowLock(app: TestApp) {
   const holders = new Set<pg.Client>();
+  const timers = new Set<NodeJS.Timeout>();
   afterEach(async () => {
+    for (const timer of timers) clearTimeout(timer);
+    timers.clear();
     for (const holder of holders) {
       await holder.query('ROLLBACK').catch(() => {});
-      await holder.end();
+      await holder.end().catch(() => {});
     }
     holders.clear();
   });
@@ -28,8 +31,10 @@ export function useGateRowLock(app: TestApp) {
     await holder.query('BEGIN');
     await holder.query('SELECT id FROM gates WHERE id = $1 FOR UPDATE', [gateId]);
     const safety = setTimeout(() => holder.query('COMMIT').catch(() => {}), safetyMs);
+    timers.add(safety);
     return async () => {
       clearTimeout(safety);
+      timers.delete(safety);
       await holder.query('COMMIT');
     };
   };
