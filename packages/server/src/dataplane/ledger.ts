@@ -67,22 +67,20 @@ export function createSqlLedger(): SpendingLedger {
   // with the gate counting less than it spent. The next reservation on the gate in this process
   // waits for the gate's settlement in flight, so one request after another is decided as if every
   // settlement had landed before its answer; settled() and close() wait for them all.
+  // Each gate's latest settlement in flight: settle's group commit writes a gate's settlements in
+  // the order they were made, so once the latest has landed every earlier one has.
   const settling = new Map<string, Promise<void>>();
-  const inFlight = new Set<Promise<void>>();
   const settleBehind = (reservation: Reservation, actual: number): Promise<void> => {
     const { gateId } = reservation;
     const written: Promise<void> = settle(reservation, actual)
       .catch((error) => console.error('spending: could not record', actual, 'USD for gate', gateId, error))
       .finally(() => {
-        inFlight.delete(written);
         if (settling.get(gateId) === written) settling.delete(gateId);
       });
-    inFlight.add(written);
-    // Settlements of one gate are written in the order they were made (settle's group commit).
     settling.set(gateId, written);
     return settledUsd(actual, reservation.amount) > reservation.amount ? written : Promise.resolve();
   };
-  const landed = () => Promise.all([...inFlight]).then(() => undefined);
+  const landed = () => Promise.all([...settling.values()]).then(() => undefined);
   return {
     reserve: async (gateId, amount) => {
       const pending = settling.get(gateId);
