@@ -9,7 +9,7 @@ import { databaseKind, useTestApp } from './support/app.ts';
 import { logEntriesOf, readGate, say } from './support/chat.ts';
 import { completion, startOpenAIEmulator } from './support/emulators/openai.ts';
 import type { RecordedRequest } from './support/emulators/upstream.ts';
-import { createGate, signUpUser } from './support/factories.ts';
+import { createGate, signUpUser, type TestUser } from './support/factories.ts';
 import { useGateRowLock } from './support/rowLock.ts';
 
 const emulator = await startOpenAIEmulator('openai', 'sk-spending-test');
@@ -36,6 +36,19 @@ function billing(bill: (cap: number | null) => number, delayMs = 300) {
       usage: { prompt: 12, completion: bill(capOf(request)) },
     }),
   });
+}
+
+/** A block gate on MODEL, maxTokens 100, whose limit is `times` the worst case of the prompt 'hi'. */
+async function blockGateForHi(user: TestUser, times: number) {
+  const worst = worstCaseCost([MODEL], { messages: [{ role: 'user', content: 'hi' }], maxTokens: 100 });
+  const limit = Number((times * worst).toFixed(8));
+  const gate = await createGate(app, user, {
+    model: MODEL,
+    maxTokens: 100,
+    spendingLimit: limit,
+    spendingEnforcement: 'block',
+  });
+  return { gate, worst, limit };
 }
 
 async function race(gateId: string, auth: Record<string, string>, n: number, content: string) {
@@ -135,15 +148,7 @@ describe('a provider that reports more completion tokens than it was allowed', (
 
   it('suspends the gate as soon as such an answer settles past the limit, before any request is refused', async () => {
     const user = await signUpUser(app);
-    const maxTokens = 100;
-    const worst = worstCaseCost([MODEL], { messages: [{ role: 'user', content: 'hi' }], maxTokens });
-    const limit = Number((3 * worst).toFixed(8));
-    const gate = await createGate(app, user, {
-      model: MODEL,
-      maxTokens,
-      spendingLimit: limit,
-      spendingEnforcement: 'block',
-    });
+    const { gate, limit } = await blockGateForHi(user, 3);
     emulator.upstream.reset();
     emulator.upstream.reply(billing((cap) => 50 * (cap ?? 0), 0));
     const [res] = await race(gate.id, user.auth, 1, 'hi');
@@ -157,15 +162,7 @@ describe('a provider that reports more completion tokens than it was allowed', (
 describe('suspension', () => {
   it('comes when spending reaches the limit, not when one request is too big for what is left', async () => {
     const user = await signUpUser(app);
-    const maxTokens = 100;
-    const worst = worstCaseCost([MODEL], { messages: [{ role: 'user', content: 'hi' }], maxTokens });
-    const limit = Number((3 * worst).toFixed(8));
-    const gate = await createGate(app, user, {
-      model: MODEL,
-      maxTokens,
-      spendingLimit: limit,
-      spendingEnforcement: 'block',
-    });
+    const { gate, limit } = await blockGateForHi(user, 3);
     emulator.upstream.reset();
     emulator.upstream.reply(
       billing(() => 5, 0),
@@ -372,16 +369,8 @@ async function settlementWaitingForLock() {
 describe.runIf(databaseKind === 'postgres')('a settlement on PostgreSQL', () => {
   it('that gives back part of the hold is written behind the answer, and the next request is decided after it', async () => {
     const user = await signUpUser(app);
-    const maxTokens = 100;
-    const worst = worstCaseCost([MODEL], { messages: [{ role: 'user', content: 'hi' }], maxTokens });
     // Room for one worst case beside what the first request costs, not for two worst cases.
-    const limit = Number((1.5 * worst).toFixed(8));
-    const gate = await createGate(app, user, {
-      model: MODEL,
-      maxTokens,
-      spendingLimit: limit,
-      spendingEnforcement: 'block',
-    });
+    const { gate, worst, limit } = await blockGateForHi(user, 1.5);
     emulator.upstream.reset();
     const { answer, release } = await settlingUnderLock(gate.id, user.auth, () => 1);
     const answered = await answer;
@@ -405,15 +394,7 @@ describe.runIf(databaseKind === 'postgres')('a settlement on PostgreSQL', () => 
 
   it('that charges more than the hold is committed before the answer leaves', async () => {
     const user = await signUpUser(app);
-    const maxTokens = 100;
-    const worst = worstCaseCost([MODEL], { messages: [{ role: 'user', content: 'hi' }], maxTokens });
-    const limit = Number((3 * worst).toFixed(8));
-    const gate = await createGate(app, user, {
-      model: MODEL,
-      maxTokens,
-      spendingLimit: limit,
-      spendingEnforcement: 'block',
-    });
+    const { gate, limit } = await blockGateForHi(user, 3);
     emulator.upstream.reset();
     // The provider bills 50 times the cap it was sent: far past the request's worst case.
     const { answer, release } = await settlingUnderLock(gate.id, user.auth, (cap) => 50 * (cap ?? 0));
