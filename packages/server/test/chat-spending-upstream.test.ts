@@ -356,11 +356,14 @@ async function settlingUnderLock(
   }
 }
 
-/** Resolves once a settlement of the gate's row waits for a lock (PostgreSQL's own view). */
+/**
+ * Resolves once a statement of the ledger on the gate's row (a settlement, with the one request
+ * under way) waits for a lock (PostgreSQL's own view).
+ */
 async function settlementWaitingForLock() {
   for (;;) {
     const [row] = await app.db.prisma.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM pg_stat_activity
-      WHERE wait_event_type = 'Lock' AND query LIKE '%settled.current%'`;
+      WHERE wait_event_type = 'Lock' AND query LIKE '%cardinality($3::timestamptz[])%'`;
     if (Number(row?.n) > 0) return;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

@@ -81,6 +81,99 @@ describe('reservations in one batch', () => {
   });
 });
 
+describe('settlements and reservations in one statement', () => {
+  /** The month before the current one, as a gate's row keeps a period's start (UTC). */
+  const lastMonth = () => {
+    const now = new Date();
+    return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1));
+  };
+  const setRow = (id: string, current: number, periodStart: Date, status = 'active') =>
+    db.prisma.gate.update({
+      where: { id },
+      data: { spendingCurrent: current, spendingPeriodStart: periodStart, spendingStatus: status },
+    });
+
+  it('applies the settlements first: a hold given back makes room for a reservation sent beside it', async () => {
+    const gate = await blockGate(1);
+    const held = await reserve(gate.id, 1);
+    if (isRefusal(held)) throw new Error('the first reservation was refused');
+    expect((await gateRow(gate.id)).spendingStatus).toBe('suspended');
+    // The first call runs alone (the limit is reached: refused); the three sent meanwhile share
+    // the next statement, the settlement (0.25 of the 1 held) applied before the reservations.
+    const first = reserve(gate.id, 0.5);
+    const settled = settle(held, 0.25);
+    const batch = [0.5, 0.5].map((amount) => reserve(gate.id, amount));
+    expect(await first).toMatchObject({ refused: true, reached: true });
+    await settled;
+    const decided = await Promise.all(batch);
+    expect(decided.map((r) => !isRefusal(r))).toEqual([true, false]);
+    expect(decided[1]).toMatchObject({ refused: true, reached: false, remaining: 0.25, limit: 1 });
+    const row = await gateRow(gate.id);
+    expect(Number(row.spendingCurrent)).toBe(0.75);
+    expect(row.spendingStatus).toBe('active');
+  });
+
+  it('suspends the gate when a settlement alone brings it to the limit, and lifts it when one gives back', async () => {
+    const gate = await blockGate(1);
+    const held = await reserve(gate.id, 0.5);
+    if (isRefusal(held)) throw new Error('the reservation was refused');
+    // The provider billed past the worst case: the settlement reaches the limit on its own.
+    await settle(held, 1.25);
+    let row = await gateRow(gate.id);
+    expect(Number(row.spendingCurrent)).toBe(1.25);
+    expect(row.spendingStatus).toBe('suspended');
+    const refusedHeld = await reserve(gate.id, 0);
+    expect(refusedHeld).toMatchObject({ refused: true, reached: true });
+    await db.prisma.gate.update({ where: { id: gate.id }, data: { spendingLimit: 2 } });
+    const more = await reserve(gate.id, 0.5);
+    if (isRefusal(more)) throw new Error('the reservation under the raised limit was refused');
+    await settle(more, 0);
+    row = await gateRow(gate.id);
+    expect(Number(row.spendingCurrent)).toBe(1.25);
+    expect(row.spendingStatus).toBe('active');
+  });
+
+  it('adds the cost of a hold from a period that has ended to the period the gate is in now', async () => {
+    const gate = await blockGate(2);
+    const before = lastMonth();
+    // Last month ended with a request under way: 0.75 held.
+    await setRow(gate.id, 0.75, before);
+    const old = { gateId: gate.id, amount: 0.75, periodStart: before };
+    const first = reserve(gate.id, 0.25);
+    const settled = settle(old, 0.5);
+    const next = reserve(gate.id, 0.5);
+    // The first call, alone, starts this month at 0.25; the settlement beside the next
+    // reservation adds the old request's 0.5 to it (the hold was last month's: nothing to take
+    // back), and the reservation comes on top.
+    expect(isRefusal(await first)).toBe(false);
+    await settled;
+    expect(isRefusal(await next)).toBe(false);
+    const row = await gateRow(gate.id);
+    expect(Number(row.spendingCurrent)).toBe(1.25);
+  });
+
+  it('a settlement and a reservation in one statement at the turn of a period: the old period is settled, the new one starts at the reservation', async () => {
+    const gate = await blockGate(1);
+    const before = lastMonth();
+    // Last month ended with a request under way: 0.75 held, the gate suspended at its limit.
+    await setRow(gate.id, 0.75, before, 'suspended');
+    const old = { gateId: gate.id, amount: 0.75, periodStart: before };
+    // The gate's first call, a settlement of nothing, runs alone; the two after it share a statement.
+    const first = settle({ gateId: gate.id, amount: 0, periodStart: before }, 0);
+    const settled = settle(old, 0.5);
+    const next = reserve(gate.id, 0.5);
+    await first;
+    await settled;
+    const reserved = await next;
+    if (isRefusal(reserved)) throw new Error('the reservation in the new period was refused');
+    const row = await gateRow(gate.id);
+    // Last month's cost stays last month's; this month holds the new request's worst case.
+    expect(Number(row.spendingCurrent)).toBe(0.5);
+    expect(row.spendingStatus).toBe('active');
+    expect(new Date(row.spendingPeriodStart).getTime()).toBeGreaterThan(before.getTime());
+  });
+});
+
 describe('a limit reached', () => {
   it('refuses even a request whose worst case is nothing (a free model), in both ledgers', async () => {
     const sqlGate = await blockGate(1);

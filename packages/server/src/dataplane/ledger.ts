@@ -64,11 +64,12 @@ export function createSqlLedger(): SpendingLedger {
   // need not hold up the answer: it is written behind, and until it lands the gate counts a
   // little more than was spent, never less. One that charges more than the hold (a provider
   // billing past the cap it was sent, failed attempts charged) is waited for, so no answer leaves
-  // with the gate counting less than it spent. The next reservation on the gate in this process
-  // waits for the gate's settlement in flight, so one request after another is decided as if every
-  // settlement had landed before its answer; settled() and close() wait for them all.
-  // Each gate's latest settlement in flight: settle's group commit writes a gate's settlements in
-  // the order they were made, so once the latest has landed every earlier one has.
+  // with the gate counting less than it spent. A reservation made after it in this process is
+  // decided after it (spending.ts: a gate's calls go in order, settlements first in a statement),
+  // so one request after another is decided as if every settlement had landed before its answer;
+  // settled() and close() wait for them all.
+  // Each gate's latest settlement in flight: a gate's calls are written in the order they were
+  // made, so once the latest has landed every earlier one has.
   const settling = new Map<string, Promise<void>>();
   const settleBehind = (reservation: Reservation, actual: number): Promise<void> => {
     const { gateId } = reservation;
@@ -82,11 +83,7 @@ export function createSqlLedger(): SpendingLedger {
   };
   const landed = () => Promise.all([...settling.values()]).then(() => undefined);
   return {
-    reserve: async (gateId, amount) => {
-      const pending = settling.get(gateId);
-      if (pending) await pending;
-      return reserve(gateId, amount);
-    },
+    reserve,
     settle: settleBehind,
     add: async (gateId, amount, hasLimit) => {
       if (hasLimit) return addSpending(gateId, amount);

@@ -70,18 +70,40 @@ export type Reserved = Reservation | Refusal;
 export const isRefusal = (r: Reserved): r is Refusal => 'refused' in r;
 
 /**
- * Reserves a batch of worst-case amounts in one statement, in order, each one that fits beside
- * those granted before it: exactly what reserving them one by one would do. A request too big
- * for what is left is refused without suspending the gate, so a smaller one after it may fit.
- * The gate is suspended when its spending (holds included) reaches the limit, in the same
- * statement. NO KEY UPDATE: the lock a log insert's foreign key takes on the gate does not wait.
+ * One statement on a gate's row for every call that arrived while the one before it ran:
+ * settlements first, then reservations.
+ *
+ * Settlements replace their holds with what the requests cost (in the hold's period; once the
+ * row has moved on, the cost is added to the period it is in). Reservations are decided in
+ * order, each one that fits beside those granted before it: exactly what reserving them one by
+ * one would do. A request too big for what is left is refused without suspending the gate, so a
+ * smaller one after it may fit; the gate is suspended when its spending (holds included)
+ * reaches the limit, in the same statement. NO KEY UPDATE: the lock a log insert's foreign key
+ * takes on the gate does not wait.
+ *
+ * Both in one statement because both take the gate's row: as two statements, one queue each, a
+ * busy gate's reservations and settlements waited on each other's row lock and commit.
+ * Measured on 2 cores, PostgreSQL, a block gate at 1,000 req/s: 2,251 reservation statements of
+ * ~2.2 calls and 2,496 settlement statements in 5 s, each ~1.8 ms, and the gateway's p50 was
+ * 6–9 ms against 1.6–1.7 ms on a gate without a limit.
  */
-const RESERVE = `WITH RECURSIVE asked AS (
+const GATE_STEP = `WITH RECURSIVE asked AS (
     SELECT amount, ord FROM unnest($2::numeric[]) WITH ORDINALITY AS t(amount, ord)
-  ), gate AS (
-    SELECT ${CURRENT} AS current, spending_limit AS lim,
-           (spending_enforcement = 'block' AND spending_limit IS NOT NULL) AS blocking
+  ), locked AS (
+    SELECT spending_current, spending_period_start, spending_limit, spending_enforcement,
+           ${PERIOD_START} AS period_now, cardinality($3::timestamptz[]) > 0 AS settling
     FROM gates WHERE id = $1::uuid FOR NO KEY UPDATE
+  ), gate AS (
+    SELECT locked.*, settled.after, (spending_enforcement = 'block' AND spending_limit IS NOT NULL) AS blocking,
+           spending_limit AS lim,
+           CASE WHEN spending_period_start < period_now THEN 0 ELSE after END AS current
+    FROM locked CROSS JOIN LATERAL (
+      SELECT CASE WHEN NOT locked.settling THEN locked.spending_current
+        ELSE LEAST(GREATEST(locked.spending_current
+          + coalesce(sum(CASE WHEN s.p = locked.spending_period_start THEN -s.r ELSE 0 END), 0)
+          + LEAST(coalesce(sum(s.a), 0), ${MAX_USD}), 0), ${MAX_USD}) END AS after
+      FROM unnest($3::timestamptz[], $4::numeric[], $5::numeric[]) AS s(p, r, a)
+    ) AS settled
   ), walk AS (
     SELECT 0::bigint AS ord, 0::numeric AS total, ARRAY[]::boolean[] AS granted, ARRAY[]::numeric[] AS remaining,
            ARRAY[]::numeric[] AS spent
@@ -101,46 +123,70 @@ const RESERVE = `WITH RECURSIVE asked AS (
     SELECT walk.*, (true = ANY(walk.granted)) AS any_granted FROM walk ORDER BY ord DESC LIMIT 1
   )
   UPDATE gates SET
-    spending_current = CASE WHEN decided.any_granted THEN ${CURRENT} + decided.total ELSE spending_current END,
-    spending_period_start = CASE WHEN decided.any_granted THEN GREATEST(spending_period_start, ${PERIOD_START})
-                                 ELSE spending_period_start END,
-    spending_status = CASE WHEN NOT decided.any_granted THEN spending_status
-      WHEN spending_enforcement = 'block' AND spending_limit IS NOT NULL
-       AND ${CURRENT} + decided.total >= spending_limit THEN 'suspended'
-      ELSE 'active' END
-  FROM decided
+    spending_current = CASE WHEN decided.any_granted THEN gate.current + decided.total ELSE gate.after END,
+    spending_period_start = CASE WHEN decided.any_granted THEN GREATEST(gate.spending_period_start, gate.period_now)
+                                 ELSE gates.spending_period_start END,
+    spending_status = CASE
+      WHEN decided.any_granted THEN
+        CASE WHEN gate.blocking AND gate.current + decided.total >= gate.lim THEN 'suspended' ELSE 'active' END
+      WHEN gate.settling THEN
+        CASE WHEN gate.blocking AND gate.spending_period_start >= gate.period_now AND gate.after >= gate.lim
+             THEN 'suspended' ELSE 'active' END
+      ELSE gates.spending_status END
+  FROM decided CROSS JOIN gate
   WHERE id = $1::uuid
-  RETURNING decided.granted, decided.remaining, decided.spent, spending_limit, spending_period_start`;
+  RETURNING decided.granted, decided.remaining, decided.spent, gates.spending_limit, gates.spending_period_start`;
 
-const reserveBatch = groupCommit<number, Reserved>(async (gateId, amounts) => {
+/** A call on a gate's row: a reservation's amount, or a settlement. */
+type GateCall = { amount: number } | { reservation: Reservation; actual: number };
+
+const gateStep = groupCommit<GateCall, Reserved | undefined>(async (gateId, calls) => {
+  const amounts: string[] = [];
+  const periods: string[] = [];
+  const held: string[] = [];
+  const costs: string[] = [];
+  for (const call of calls) {
+    if ('amount' in call) {
+      amounts.push(call.amount.toFixed(10));
+      continue;
+    }
+    const { reservation, actual } = call;
+    periods.push(new Date(reservation.periodStart).toISOString());
+    held.push(reservation.amount.toFixed(10));
+    costs.push(settledUsd(actual, reservation.amount).toFixed(10));
+  }
   const [row] = await sql().query<{
     granted: boolean[];
     remaining: (string | number)[];
     spent: (string | number)[];
     spending_limit: string | number | null;
     spending_period_start: Date;
-  }>(RESERVE, [gateId, amounts.map((a) => a.toFixed(10))], { prepare: true });
-  return amounts.map((amount, i): Reserved => {
+  }>(GATE_STEP, [gateId, amounts, periods, held, costs], { prepare: true });
+  let i = 0;
+  return calls.map((call): Reserved | undefined => {
+    if (!('amount' in call)) return undefined;
+    const at = i++;
     // No row: the gate is gone, and nothing may be spent on it.
     if (!row) return { refused: true, reached: true, remaining: 0, limit: 0, spent: 0 };
-    if (row.granted[i]) return { gateId, amount, periodStart: row.spending_period_start };
-    const remaining = Number(row.remaining[i] ?? 0);
+    if (row.granted[at]) return { gateId, amount: call.amount, periodStart: row.spending_period_start };
+    const remaining = Number(row.remaining[at] ?? 0);
     return {
       refused: true,
       reached: remaining <= 0,
       remaining,
       limit: Number(row.spending_limit ?? 0),
-      spent: Number(row.spent[i] ?? 0),
+      spent: Number(row.spent[at] ?? 0),
     };
   });
 });
 
 /**
  * Reserves `amount` (the request's worst-case cost) on a block gate, or tells why it cannot: the
- * limit is reached (the gate is suspended), or this amount does not fit in what is left.
+ * limit is reached (the gate is suspended), or this amount does not fit in what is left. A
+ * settlement made before it in this process is applied before it is decided.
  */
-export function reserve(gateId: string, amount: number): Promise<Reserved> {
-  return reserveBatch(gateId, amount);
+export async function reserve(gateId: string, amount: number): Promise<Reserved> {
+  return (await gateStep(gateId, { amount })) as Reserved;
 }
 
 export type Settlement = {
@@ -152,36 +198,9 @@ export type Settlement = {
   current?: number;
 };
 
-const settleBatch = groupCommit<{ reservation: Reservation; actual: number }, void>(async (gateId, batch) => {
-  // One statement per period the reservations were made in (almost always one).
-  const byPeriod = new Map<number, { periodStart: Date; reserved: number; actual: number }>();
-  for (const { reservation, actual } of batch) {
-    const key = new Date(reservation.periodStart).getTime();
-    const sum = byPeriod.get(key) ?? { periodStart: reservation.periodStart, reserved: 0, actual: 0 };
-    sum.reserved += reservation.amount;
-    sum.actual += settledUsd(actual, reservation.amount);
-    byPeriod.set(key, sum);
-  }
-  for (const sum of byPeriod.values()) {
-    await sql().query(
-      `UPDATE gates SET spending_current = settled.current,
-         spending_status = CASE WHEN spending_enforcement = 'block' AND spending_limit IS NOT NULL
-           AND spending_period_start >= ${PERIOD_START} AND settled.current >= spending_limit
-           THEN 'suspended' ELSE 'active' END
-       FROM (SELECT id AS settled_id, LEAST(GREATEST(CASE WHEN spending_period_start = $2 THEN spending_current - $3::numeric
-                                                          ELSE spending_current END + $4::numeric, 0), ${MAX_USD}) AS current
-             FROM gates WHERE id = $1::uuid FOR NO KEY UPDATE) AS settled
-       WHERE id = settled.settled_id`,
-      [gateId, sum.periodStart, sum.reserved.toFixed(10), Math.min(sum.actual, MAX_USD).toFixed(10)],
-      { prepare: true },
-    );
-  }
-  return batch.map(() => undefined);
-});
-
 /** Replaces a reservation with the actual cost (0 when the request failed). */
-export function settle(reservation: Reservation, actual: number): Promise<void> {
-  return settleBatch(reservation.gateId, { reservation, actual });
+export async function settle(reservation: Reservation, actual: number): Promise<void> {
+  await gateStep(reservation.gateId, { reservation, actual });
 }
 
 /** Adds a cost to a gate without a block limit, and tells whether an alert_only limit is reached. */
