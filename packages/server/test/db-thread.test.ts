@@ -140,6 +140,58 @@ describe('the embedded database on its own thread', () => {
     await db.query('DELETE FROM items');
   });
 
+  it('runs a prepared statement as a query would: arrays, dates and nulls as parameters, the same rows back, again and again', async () => {
+    const sql = `SELECT $1::numeric[] AS amounts, cardinality($2::text[]) AS n, $3::timestamptz AS at,
+      $4::boolean AS yes, $5::text AS nothing, $2::text[] AS texts`;
+    const params = [['0.25', null, '1e3'], ['a "quoted", \\ one', '{braces}', ''], new Date(0), true, null];
+    const expected = await db.query(sql, params);
+    for (let i = 0; i < 3; i++) {
+      const run = await db.prepared(sql, params);
+      expect(run.rows).toEqual(expected.rows);
+      expect(run.fields).toEqual(expected.fields);
+    }
+    expect(expected.rows[0]).toMatchObject({
+      n: 3,
+      texts: ['a "quoted", \\ one', '{braces}', ''],
+      yes: true,
+      nothing: null,
+    });
+  });
+
+  it("hands back a prepared statement's errors as a query's, and runs it again after one", async () => {
+    const insert = 'INSERT INTO items VALUES ($1::integer, $2::numeric) RETURNING id';
+    expect((await db.prepared<{ id: number }>(insert, [40, '1.5'])).rows).toEqual([{ id: 40 }]);
+    const error = await db.prepared(insert, [40, '2.5']).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(messages.DatabaseError);
+    expect(error).toMatchObject({ code: '23505', detail: 'Key (id)=(40) already exists.' });
+    // A statement whose first run fails is not kept: it is parsed again next time.
+    const fresh = 'INSERT INTO items VALUES ($1::integer, 1) RETURNING id';
+    expect(await db.prepared(fresh, [40]).catch((e: unknown) => (e as { code?: string }).code)).toBe('23505');
+    expect((await db.prepared<{ id: number }>(fresh, [41])).rows).toEqual([{ id: 41 }]);
+    expect((await db.prepared<{ id: number }>(insert, [42, '2.5'])).rows).toEqual([{ id: 42 }]);
+    await db.query('DELETE FROM items');
+  });
+
+  it('runs a prepared statement sent during a transaction after it, never inside it', async () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let outside!: Promise<unknown>;
+    const tx = db.transaction(async (t) => {
+      await t.query('INSERT INTO items VALUES (50, 1)');
+      outside = db.prepared('INSERT INTO items VALUES ($1::integer, 1)', [51]);
+      await held;
+      await t.rollback();
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    release();
+    await tx;
+    await outside;
+    expect((await db.query<{ id: number }>('SELECT id FROM items ORDER BY id')).rows).toEqual([{ id: 51 }]);
+    await db.query('DELETE FROM items');
+  });
+
   it("applies the caller's own parsers, which cannot cross threads", async () => {
     await db.query('INSERT INTO items VALUES (30, 12.5)');
     const NUMERIC = 1700;

@@ -12,7 +12,7 @@ export type SqlDriver = {
   exec(sql: string): Promise<void>;
   /**
    * `prepare`: a statement run on every request, from a constant text. PostgreSQL parses and
-   * plans it once per connection as a named prepared statement (PGlite runs it as any other).
+   * plans it once per connection as a named prepared statement (PGlite once for its thread's life).
    */
   query<T = Record<string, unknown>>(
     sql: string,
@@ -46,7 +46,9 @@ export async function openPglite(
     exec: async (sql) => {
       await db.exec(sql);
     },
-    query: async <T>(sql: string, params?: unknown[]) => (await db.query<T>(sql, params as unknown[])).rows,
+    query: async <T>(sql: string, params?: unknown[], opts?: { prepare?: boolean }) =>
+      (opts?.prepare ? await db.prepared<T>(sql, params ?? []) : await db.query<T>(sql, params as unknown[]))
+        .rows,
     transaction: (statements) => db.batch(statements),
     adapter: new PrismaPGlite(db as unknown as PGlite),
     close: () => db.close(),

@@ -60,6 +60,8 @@ function parse<T>(results: Results<T>, parsers: ParserMap | undefined, rowMode: 
 export type PGliteThread = Pick<PGlite, 'query' | 'exec' | 'transaction' | 'close'> & {
   /** Runs the statements in one transaction inside the database thread: no round trip between them. */
   batch(statements: { sql: string; params: unknown[] }[]): Promise<void>;
+  /** A statement run on every request, from a constant text: parsed and planned once for the thread's life. */
+  prepared<T>(sql: string, params: unknown[]): Promise<Results<T>>;
 };
 
 /** A data directory PGlite has not created yet (in memory, it is created every time). */
@@ -211,6 +213,7 @@ export async function openPgliteThread(
   return {
     query: queryOn() as PGlite['query'],
     exec: execOn() as PGlite['exec'],
+    prepared: <T>(sql: string, params: unknown[]) => call<Results<T>>('prepared', { sql, params }),
     async transaction<T>(callback: Parameters<PGlite['transaction']>[0]): Promise<T> {
       const tx = await call<number>('begin');
       let ended: Promise<unknown> | null = null;
