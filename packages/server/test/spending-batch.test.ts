@@ -5,11 +5,19 @@
  * too big for what is left is refused alone and suspends nothing; the gate is suspended when its
  * spending reaches the limit.
  */
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalLedger } from '../src/dataplane/localLedger.ts';
+import {
+  addToRow,
+  type RowScope,
+  reserveRow,
+  rowSettlementsLanded,
+  settleRow,
+} from '../src/dataplane/scopeRows.ts';
 import { createSpendingAccumulator, isRefusal, reserve, settle } from '../src/dataplane/spending.ts';
 import type { Database } from '../src/db/client.ts';
-import { openTestDatabase } from './support/app.ts';
+import { databaseKind, openTestDatabase, testDatabaseUrl } from './support/app.ts';
 
 let db: Database;
 let drop: () => Promise<void>;
@@ -172,6 +180,99 @@ describe('settlements and reservations in one statement', () => {
     expect(row.spendingStatus).toBe('active');
     expect(new Date(row.spendingPeriodStart).getTime()).toBeGreaterThan(before.getTime());
   });
+});
+
+describe("a key's and an end user's counter", () => {
+  async function keyRow(): Promise<RowScope> {
+    const user = await db.prisma.user.create({
+      data: { email: `${crypto.randomUUID()}@example.test`, passwordHash: 'x' },
+    });
+    const key = await db.prisma.apiKey.create({
+      data: {
+        userId: user.id,
+        name: 'batch',
+        prefix: 'gh_test',
+        keyHash: crypto.randomUUID(),
+        spendingLimit: 1,
+      },
+    });
+    return { kind: 'key', keyId: key.id, period: 'monthly' };
+  }
+  const keySpent = async (row: RowScope) =>
+    Number(
+      (await db.prisma.apiKey.findUniqueOrThrow({ where: { id: (row as { keyId: string }).keyId } }))
+        .spendingCurrent,
+    );
+  const isRowRefusal = (r: object) => 'refused' in r;
+
+  it('decides calls sent together in one statement: settlements first, then reservations and additions in order', async () => {
+    const row = await keyRow();
+    const held = await reserveRow(row, 1, 1);
+    if (isRowRefusal(held)) throw new Error('the first reservation was refused');
+    // The first call runs alone (the limit is reached: refused); the four sent meanwhile share
+    // the next statement, the settlement (0.25 of the 1 held) applied before the rest.
+    const first = reserveRow(row, 1, 0.5);
+    const settled = settleRow(held as Exclude<typeof held, { refused: true }>, 0.25);
+    const batch = [reserveRow(row, 1, 0.5), addToRow(row, 0.1), reserveRow(row, 1, 0.5)];
+    expect(await first).toMatchObject({ refused: true, reached: true, remaining: 0, limit: 1 });
+    await settled;
+    const [granted, , refused] = await Promise.all(batch);
+    expect(granted && isRowRefusal(granted)).toBe(false);
+    expect(refused).toMatchObject({ refused: true, reached: false, limit: 1 });
+    expect((refused as { remaining: number }).remaining).toBeCloseTo(0.15, 10);
+    await rowSettlementsLanded();
+    expect(await keySpent(row)).toBeCloseTo(0.85, 10);
+  });
+
+  it("starts an end user's counter the first time a reservation names them", async () => {
+    const gate = await blockGate(10);
+    const row: RowScope = {
+      kind: 'end_user',
+      gateId: gate.id,
+      endUser: `user-${crypto.randomUUID()}`,
+      period: 'monthly',
+    };
+    const [a, b] = await Promise.all([reserveRow(row, 1, 0.75), reserveRow(row, 1, 0.5)]);
+    expect(isRowRefusal(a as object)).toBe(false);
+    expect(b).toMatchObject({ refused: true, reached: false, remaining: 0.25 });
+    const stored = await db.prisma.endUserSpending.findMany({ where: { gateId: gate.id } });
+    expect(stored.map((s) => Number(s.spendingCurrent))).toEqual([0.75]);
+  });
+
+  it.runIf(databaseKind === 'postgres')(
+    'writes a settlement that gives back behind the answer, and waits for one that charges more',
+    async () => {
+      const row = await keyRow();
+      const keyId = (row as { keyId: string }).keyId;
+      const [cheap, dear] = await Promise.all([reserveRow(row, 1, 0.25), reserveRow(row, 1, 0.25)]);
+      if (isRowRefusal(cheap) || isRowRefusal(dear)) throw new Error('a reservation was refused');
+      const [schema] = await db.prisma.$queryRaw<{ s: string }[]>`SELECT current_schema() AS s`;
+      const holder = new pg.Client({
+        connectionString: testDatabaseUrl,
+        options: `-c search_path="${schema?.s}"`,
+      });
+      await holder.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query('SELECT id FROM api_keys WHERE id = $1 FOR UPDATE', [keyId]);
+        // Another transaction holds the key's row: the settlement cannot be written, and the
+        // caller is not kept waiting for it.
+        await settleRow(cheap as Exclude<typeof cheap, { refused: true }>, 0.1);
+        let dearDone = false;
+        const charged = settleRow(dear as Exclude<typeof dear, { refused: true }>, 0.5).then(() => {
+          dearDone = true;
+        });
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        expect(dearDone).toBe(false);
+        expect(await keySpent(row)).toBeCloseTo(0.5, 10);
+        await holder.query('COMMIT');
+        await charged;
+        expect(await keySpent(row)).toBeCloseTo(0.6, 10);
+      } finally {
+        await holder.end();
+      }
+    },
+  );
 });
 
 describe('a limit reached', () => {

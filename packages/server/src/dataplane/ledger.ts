@@ -7,7 +7,8 @@
  *   (localLedger.ts).
  */
 import { reevaluateSpendingStatus, type SpendingCounters } from '../domain/spending.ts';
-import type { RowScope } from './scopeRows.ts';
+import { writtenBehind } from './groupCommit.ts';
+import { type RowScope, rowSettlementsLanded } from './scopeRows.ts';
 import {
   addSpending,
   createSpendingAccumulator,
@@ -60,28 +61,19 @@ export interface SpendingLedger extends SpendingCounters {
 export function createSqlLedger(): SpendingLedger {
   // Gates without a limit enforce nothing: their costs are summed and written every 250 ms.
   const accumulator = createSpendingAccumulator();
-  // A settlement that gives back part of its hold (a request that cost at most its worst case)
-  // need not hold up the answer: it is written behind, and until it lands the gate counts a
-  // little more than was spent, never less. One that charges more than the hold (a provider
-  // billing past the cap it was sent, failed attempts charged) is waited for, so no answer leaves
-  // with the gate counting less than it spent. A reservation made after it in this process is
-  // decided after it (spending.ts: a gate's calls go in order, settlements first in a statement),
-  // so one request after another is decided as if every settlement had landed before its answer;
-  // settled() and close() wait for them all.
-  // Each gate's latest settlement in flight: a gate's calls are written in the order they were
-  // made, so once the latest has landed every earlier one has.
-  const settling = new Map<string, Promise<void>>();
-  const settleBehind = (reservation: Reservation, actual: number): Promise<void> => {
-    const { gateId } = reservation;
-    const written: Promise<void> = settle(reservation, actual)
-      .catch((error) => console.error('spending: could not record', actual, 'USD for gate', gateId, error))
-      .finally(() => {
-        if (settling.get(gateId) === written) settling.delete(gateId);
-      });
-    settling.set(gateId, written);
-    return settledUsd(actual, reservation.amount) > reservation.amount ? written : Promise.resolve();
-  };
-  const landed = () => Promise.all([...settling.values()]).then(() => undefined);
+  // A settlement is written behind the answer when it gives back part of its hold
+  // (groupCommit.ts's writtenBehind); a reservation made after it in this process is decided after
+  // it (spending.ts: a gate's calls go in order, settlements first in a statement).
+  const behind = writtenBehind();
+  const settleBehind = (reservation: Reservation, actual: number): Promise<void> =>
+    behind.add(
+      reservation.gateId,
+      settle(reservation, actual).catch((error) =>
+        console.error('spending: could not record', actual, 'USD for gate', reservation.gateId, error),
+      ),
+      settledUsd(actual, reservation.amount) > reservation.amount,
+    );
+  const landed = () => Promise.all([behind.landed(), rowSettlementsLanded()]);
   return {
     reserve,
     settle: settleBehind,

@@ -16,6 +16,7 @@ import {
   type SpendingStatus,
 } from '../domain/spending.ts';
 import type { Reservation, Reserved, Settlement, SpendingLedger } from './ledger.ts';
+import { rowSettlementsLanded } from './scopeRows.ts';
 import { MAX_USD, recordableUsd, settledUsd } from './usage.ts';
 
 type GateSpending = {
@@ -188,13 +189,15 @@ export class LocalLedger implements SpendingLedger {
     }
   }
 
-  settled(): Promise<void> {
-    return this.flush();
+  async settled(): Promise<void> {
+    await rowSettlementsLanded();
+    await this.flush();
   }
 
   /** Writes what is left; what the database refuses is reported, never thrown (shutdown goes on). */
   async close(): Promise<void> {
     this.closed = true;
+    await rowSettlementsLanded();
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.flush().catch((error) => console.error('spending: could not write the counters', error));

@@ -5,52 +5,12 @@
  */
 import { sql } from '../db/client.ts';
 import { SQL_PERIOD_START as PERIOD_START } from '../domain/spending.ts';
+import { groupCommit } from './groupCommit.ts';
 import { MAX_USD, recordableUsd, settledUsd } from './usage.ts';
 
 const CURRENT = `(CASE WHEN spending_period_start < ${PERIOD_START} THEN 0 ELSE spending_current END)`;
 
 export type Reservation = { gateId: string; amount: number; periodStart: Date };
-
-/**
- * Group commit, per gate: one statement at a time, carrying every call that arrived while the
- * one before it ran. Each call's row lock is taken once per batch instead of once per request,
- * so a busy gate's requests stop queueing on it one by one.
- */
-function groupCommit<T, R>(run: (gateId: string, batch: T[]) => Promise<R[]>) {
-  type Waiting = { item: T; resolve(r: R): void; reject(e: unknown): void };
-  const queues = new Map<string, Waiting[]>();
-  const busy = new Set<string>();
-
-  async function drain(gateId: string): Promise<void> {
-    busy.add(gateId);
-    try {
-      for (let batch = queues.get(gateId); batch && batch.length > 0; batch = queues.get(gateId)) {
-        queues.delete(gateId);
-        try {
-          const results = await run(
-            gateId,
-            batch.map((w) => w.item),
-          );
-          batch.forEach((w, i) => {
-            w.resolve(results[i] as R);
-          });
-        } catch (error) {
-          for (const w of batch) w.reject(error);
-        }
-      }
-    } finally {
-      busy.delete(gateId);
-    }
-  }
-
-  return (gateId: string, item: T): Promise<R> =>
-    new Promise<R>((resolve, reject) => {
-      const queue = queues.get(gateId) ?? [];
-      queue.push({ item, resolve, reject });
-      queues.set(gateId, queue);
-      if (!busy.has(gateId)) void drain(gateId);
-    });
-}
 
 /** Why a block gate refused a reservation, with the figures its message gives. */
 export type Refusal = {
