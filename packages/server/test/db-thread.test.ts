@@ -172,6 +172,15 @@ describe('the embedded database on its own thread', () => {
     await db.query('DELETE FROM items');
   });
 
+  it('parses a prepared statement again after it failed to parse, once what it names exists', async () => {
+    const sql = 'SELECT count(*)::int AS n FROM made_later WHERE id > $1::integer';
+    const error = await db.prepared(sql, [0]).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: '42P01' });
+    await db.exec('CREATE TABLE made_later (id integer)');
+    expect((await db.prepared<{ n: number }>(sql, [0])).rows).toEqual([{ n: 0 }]);
+    await db.exec('DROP TABLE made_later');
+  });
+
   it('runs a prepared statement sent during a transaction after it, never inside it', async () => {
     let release: () => void = () => {};
     const held = new Promise<void>((resolve) => {

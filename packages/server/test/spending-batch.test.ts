@@ -7,6 +7,7 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSqlLedger } from '../src/dataplane/ledger.ts';
 import { LocalLedger } from '../src/dataplane/localLedger.ts';
 import {
   addToRow,
@@ -224,6 +225,46 @@ describe("a key's and an end user's counter", () => {
     expect(await keySpent(row)).toBeCloseTo(0.85, 10);
   });
 
+  it('refuses without writing the row: a spent key flooded with requests adds no row versions', async () => {
+    const row = await keyRow();
+    const keyId = (row as { keyId: string }).keyId;
+    expect(isRowRefusal(await reserveRow(row, 1, 1))).toBe(false);
+    const version = async () =>
+      (
+        await db.prisma.$queryRaw<
+          { v: string }[]
+        >`SELECT xmin::text AS v FROM api_keys WHERE id = ${keyId}::uuid`
+      )[0]?.v;
+    const before = await version();
+    const refused = await Promise.all([0.5, 0.25, 0].map((amount) => reserveRow(row, 1, amount)));
+    expect(refused.every((r) => isRowRefusal(r))).toBe(true);
+    expect(await version()).toBe(before);
+  });
+
+  it("adds the cost of a key's hold from a period that has ended to the period the key is in now", async () => {
+    const row = await keyRow();
+    const keyId = (row as { keyId: string }).keyId;
+    const now = new Date();
+    const before = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1));
+    // Last month ended with a request under way: 0.75 held.
+    await db.prisma.apiKey.update({
+      where: { id: keyId },
+      data: { spendingLimit: 2, spendingCurrent: 0.75, spendingPeriodStart: before },
+    });
+    const first = reserveRow(row, 2, 0.25);
+    const settled = settleRow({ row, amount: 0.75, periodStart: before }, 0.5);
+    const next = reserveRow(row, 2, 0.5);
+    // The first call, alone, starts this month at 0.25 (last month's 0.75 counts as nothing);
+    // the settlement beside the next reservation adds the old request's 0.5 to this month.
+    expect(isRowRefusal(await first)).toBe(false);
+    await settled;
+    expect(isRowRefusal(await next)).toBe(false);
+    await rowSettlementsLanded();
+    expect(await keySpent(row)).toBeCloseTo(1.25, 10);
+    const stored = await db.prisma.apiKey.findUniqueOrThrow({ where: { id: keyId } });
+    expect(stored.spendingPeriodStart.getTime()).toBeGreaterThan(before.getTime());
+  });
+
   it("starts an end user's counter the first time a reservation names them", async () => {
     const gate = await blockGate(10);
     const row: RowScope = {
@@ -258,15 +299,24 @@ describe("a key's and an end user's counter", () => {
         // Another transaction holds the key's row: the settlement cannot be written, and the
         // caller is not kept waiting for it.
         await settleRow(cheap as Exclude<typeof cheap, { refused: true }>, 0.1);
+        // The ledger's settled() (what tests and shutdown wait on) waits for it.
+        let landed = false;
+        const allLanded = createSqlLedger()
+          .settled()
+          .then(() => {
+            landed = true;
+          });
         let dearDone = false;
         const charged = settleRow(dear as Exclude<typeof dear, { refused: true }>, 0.5).then(() => {
           dearDone = true;
         });
         await new Promise((resolve) => setTimeout(resolve, 200));
         expect(dearDone).toBe(false);
+        expect(landed).toBe(false);
         expect(await keySpent(row)).toBeCloseTo(0.5, 10);
         await holder.query('COMMIT');
         await charged;
+        await allLanded;
         expect(await keySpent(row)).toBeCloseTo(0.6, 10);
       } finally {
         await holder.end();

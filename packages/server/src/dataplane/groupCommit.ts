@@ -52,7 +52,10 @@ export function groupCommit<T, R>(run: (rowKey: string, batch: T[]) => Promise<R
 export function writtenBehind() {
   const latest = new Map<string, Promise<void>>();
   return {
-    /** `write` is the settlement's own; the answer waits for it only when `chargesMore`. */
+    /**
+     * `write` is the settlement's own and never rejects (the caller reports its own failure);
+     * the answer waits for it only when `chargesMore`.
+     */
     add(rowKey: string, write: Promise<void>, chargesMore: boolean): Promise<void> {
       const written: Promise<void> = write.finally(() => {
         if (latest.get(rowKey) === written) latest.delete(rowKey);

@@ -88,15 +88,21 @@ function rowStep(kind: RowScope['kind']): string {
     FROM walk JOIN asked ON asked.ord = walk.ord + 1 CROSS JOIN scope
   ), decided AS (
     SELECT walk.*, (true = ANY(walk.granted)) AS any_granted FROM walk ORDER BY ord DESC LIMIT 1
+  ), written AS (
+    -- A batch that only refuses writes nothing (a flood of requests on a spent key adds no row
+    -- versions); the row is still locked for the statement, so nothing changes it meanwhile.
+    UPDATE ${table} SET
+      spending_current = CASE WHEN decided.any_granted THEN LEAST(scope.current + decided.total, ${MAX_USD})
+                              ELSE scope.after END,
+      spending_period_start = CASE WHEN decided.any_granted THEN GREATEST(scope.spending_period_start, $${now}::timestamptz)
+                                   ELSE ${table}.spending_period_start END
+    FROM decided CROSS JOIN scope
+    WHERE ${where} AND (decided.any_granted OR scope.settling)
+    RETURNING ${table}.spending_period_start
   )
-  UPDATE ${table} SET
-    spending_current = CASE WHEN decided.any_granted THEN LEAST(scope.current + decided.total, ${MAX_USD})
-                            ELSE scope.after END,
-    spending_period_start = CASE WHEN decided.any_granted THEN GREATEST(scope.spending_period_start, $${now}::timestamptz)
-                                 ELSE ${table}.spending_period_start END
-  FROM decided CROSS JOIN scope
-  WHERE ${where}
-  RETURNING decided.granted, decided.spent, ${table}.spending_period_start AS period_start`;
+  SELECT decided.granted, decided.spent,
+         coalesce((SELECT spending_period_start FROM written), scope.spending_period_start) AS period_start
+  FROM decided CROSS JOIN scope`;
 }
 
 const ROW_STEP = { key: rowStep('key'), end_user: rowStep('end_user') };
@@ -132,7 +138,8 @@ async function runRowStep(calls: RowCall[]) {
 }
 
 const rowStepBatch = groupCommit<RowCall, Decided>(async (_rowKey, calls) => {
-  const row = (calls[0] as RowCall).row;
+  // The newest call's row names the period, as in the statement (runRowStep).
+  const row = (calls.at(-1) as RowCall).row;
   let [found] = await runRowStep(calls);
   if (!found && row.kind === 'end_user' && calls.some((c) => 'amount' in c)) {
     // An end user seen for the first time: their counter starts at zero (it may have been made

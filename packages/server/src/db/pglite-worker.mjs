@@ -212,6 +212,8 @@ async function preparedQuery(sql, params) {
     if (text === undefined) return null;
     values.push(text);
   }
+  // As PGlite's query: a database closing or closed refuses, saying so.
+  await db._checkReady();
   let name = preparedQueries.get(sql);
   const parsing = name === undefined;
   if (parsing) name = `gatehouse_query_${nextStatement++}`;
