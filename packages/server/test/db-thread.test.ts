@@ -119,23 +119,26 @@ describe('the embedded database on its own thread', () => {
     await db.query('DELETE FROM items');
   });
 
-  it('runs a statement sent during a transaction after it, never inside it', async () => {
+  it.each([
+    ['a statement', (id: number) => db.query(`INSERT INTO items VALUES (${id}, 1)`)],
+    ['a prepared statement', (id: number) => db.prepared('INSERT INTO items VALUES ($1::integer, 1)', [id])],
+  ])('runs %s sent during a transaction after it, never inside it', async (_what, send) => {
     let release: () => void = () => {};
     const held = new Promise<void>((resolve) => {
       release = resolve;
     });
-    let inside!: Promise<unknown>;
+    let outside!: Promise<unknown>;
     const tx = db.transaction(async (t) => {
       await t.query('INSERT INTO items VALUES (20, 1)');
       // Sent from outside while the transaction is open: it must not join it.
-      inside = db.query('INSERT INTO items VALUES (21, 1)');
+      outside = send(21);
       await held;
       await t.rollback();
     });
     await new Promise((resolve) => setTimeout(resolve, 20));
     release();
     await tx;
-    await inside;
+    await outside;
     expect((await db.query<{ id: number }>('SELECT id FROM items ORDER BY id')).rows).toEqual([{ id: 21 }]);
     await db.query('DELETE FROM items');
   });
@@ -179,26 +182,6 @@ describe('the embedded database on its own thread', () => {
     await db.exec('CREATE TABLE made_later (id integer)');
     expect((await db.prepared<{ n: number }>(sql, [0])).rows).toEqual([{ n: 0 }]);
     await db.exec('DROP TABLE made_later');
-  });
-
-  it('runs a prepared statement sent during a transaction after it, never inside it', async () => {
-    let release: () => void = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let outside!: Promise<unknown>;
-    const tx = db.transaction(async (t) => {
-      await t.query('INSERT INTO items VALUES (50, 1)');
-      outside = db.prepared('INSERT INTO items VALUES ($1::integer, 1)', [51]);
-      await held;
-      await t.rollback();
-    });
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    release();
-    await tx;
-    await outside;
-    expect((await db.query<{ id: number }>('SELECT id FROM items ORDER BY id')).rows).toEqual([{ id: 51 }]);
-    await db.query('DELETE FROM items');
   });
 
   it("applies the caller's own parsers, which cannot cross threads", async () => {
