@@ -10,6 +10,7 @@
 import { sql } from '../db/client.ts';
 import { periodStart, type SpendingPeriod } from '../domain/spending.ts';
 import { groupCommit, writtenBehind } from './groupCommit.ts';
+import { settledAfter } from './spending.ts';
 import { MAX_USD, recordableUsd, settledUsd } from './usage.ts';
 
 export type RowScope =
@@ -61,7 +62,7 @@ const current = (p: number) =>
 function rowStep(kind: RowScope['kind']): string {
   const { table, where, extra } = TABLE[kind];
   const s = 2 + extra;
-  const [amounts, limits, now, periods, held, costs] = [s, s + 1, s + 2, s + 3, s + 4, s + 5];
+  const [amounts, limits, now, periods] = [s, s + 1, s + 2, s + 3];
   const fits = `(asked.lim IS NULL OR (scope.current + walk.total < asked.lim
                                   AND scope.current + walk.total + asked.amount <= asked.lim))`;
   return `WITH RECURSIVE asked AS (
@@ -72,13 +73,7 @@ function rowStep(kind: RowScope['kind']): string {
   ), scope AS (
     SELECT locked.*, settled.after,
            CASE WHEN spending_period_start < $${now}::timestamptz THEN 0 ELSE settled.after END AS current
-    FROM locked CROSS JOIN LATERAL (
-      SELECT CASE WHEN NOT locked.settling THEN locked.spending_current
-        ELSE LEAST(GREATEST(locked.spending_current
-          + coalesce(sum(CASE WHEN s.p = locked.spending_period_start THEN -s.r ELSE 0 END), 0)
-          + LEAST(coalesce(sum(s.a), 0), ${MAX_USD}), 0), ${MAX_USD}) END AS after
-      FROM unnest($${periods}::timestamptz[], $${held}::numeric[], $${costs}::numeric[]) AS s(p, r, a)
-    ) AS settled
+    FROM locked CROSS JOIN LATERAL ${settledAfter(periods)}
   ), walk AS (
     SELECT 0::bigint AS ord, 0::numeric AS total, ARRAY[]::boolean[] AS granted, ARRAY[]::numeric[] AS spent
     FROM scope
@@ -117,11 +112,9 @@ type Decided = RowReservation | RowRefusal | undefined;
 const rowKeyOf = (row: RowScope) =>
   row.kind === 'key' ? `k:${row.keyId}` : `e:${row.gateId}:${row.endUser}`;
 
-async function runRowStep(calls: RowCall[]) {
+async function runRowStep(row: RowScope, calls: RowCall[]) {
   const asked = calls.filter((c): c is Extract<RowCall, { amount: number }> => 'amount' in c);
   const settling = calls.filter((c): c is Extract<RowCall, { hold: RowReservation }> => 'hold' in c);
-  // The newest call's row names the period (a key's settings may have changed meanwhile).
-  const row = (calls.at(-1) as RowCall).row;
   return sql().query<{ granted: boolean[]; spent: (string | number)[]; period_start: Date | string }>(
     ROW_STEP[row.kind],
     [
@@ -138,9 +131,9 @@ async function runRowStep(calls: RowCall[]) {
 }
 
 const rowStepBatch = groupCommit<RowCall, Decided>(async (_rowKey, calls) => {
-  // The newest call's row names the period, as in the statement (runRowStep).
+  // The newest call's row names the period (a key's settings may have changed meanwhile).
   const row = (calls.at(-1) as RowCall).row;
-  let [found] = await runRowStep(calls);
+  let [found] = await runRowStep(row, calls);
   if (!found && row.kind === 'end_user' && calls.some((c) => 'amount' in c)) {
     // An end user seen for the first time: their counter starts at zero (it may have been made
     // meanwhile by another process: nothing to do then).
@@ -149,7 +142,7 @@ const rowStepBatch = groupCommit<RowCall, Decided>(async (_rowKey, calls) => {
        VALUES ($1::uuid, $2, 0, $3::timestamptz) ON CONFLICT DO NOTHING`,
       [row.gateId, row.endUser, rowPeriodStart(row.period, new Date())],
     );
-    [found] = await runRowStep(calls);
+    [found] = await runRowStep(row, calls);
   }
   let at = 0;
   return calls.map((call): Decided => {

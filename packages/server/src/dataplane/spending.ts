@@ -30,6 +30,21 @@ export type Reserved = Reservation | Refusal;
 export const isRefusal = (r: Reserved): r is Refusal => 'refused' in r;
 
 /**
+ * A row's counter once a statement's settlements are applied (`settled.after`, from the row
+ * locked as `locked`, with `settling` true when there are any): each hold taken back in its own
+ * period, nothing once the row has moved on, and what each request cost added; kept within
+ * $0–MAX_USD. The settlements are three arrays from parameter `$p` on: the holds' periods, their
+ * amounts and the costs. A gate's statement and a key's or an end user's (scopeRows.ts) share it.
+ */
+export const settledAfter = (p: number) => `(
+      SELECT CASE WHEN NOT locked.settling THEN locked.spending_current
+        ELSE LEAST(GREATEST(locked.spending_current
+          + coalesce(sum(CASE WHEN s.p = locked.spending_period_start THEN -s.r ELSE 0 END), 0)
+          + LEAST(coalesce(sum(s.a), 0), ${MAX_USD}), 0), ${MAX_USD}) END AS after
+      FROM unnest($${p}::timestamptz[], $${p + 1}::numeric[], $${p + 2}::numeric[]) AS s(p, r, a)
+    ) AS settled`;
+
+/**
  * One statement on a gate's row for every call that arrived while the one before it ran:
  * settlements first, then reservations.
  *
@@ -57,13 +72,7 @@ const GATE_STEP = `WITH RECURSIVE asked AS (
     SELECT locked.*, settled.after, (spending_enforcement = 'block' AND spending_limit IS NOT NULL) AS blocking,
            spending_limit AS lim,
            CASE WHEN spending_period_start < period_now THEN 0 ELSE after END AS current
-    FROM locked CROSS JOIN LATERAL (
-      SELECT CASE WHEN NOT locked.settling THEN locked.spending_current
-        ELSE LEAST(GREATEST(locked.spending_current
-          + coalesce(sum(CASE WHEN s.p = locked.spending_period_start THEN -s.r ELSE 0 END), 0)
-          + LEAST(coalesce(sum(s.a), 0), ${MAX_USD}), 0), ${MAX_USD}) END AS after
-      FROM unnest($3::timestamptz[], $4::numeric[], $5::numeric[]) AS s(p, r, a)
-    ) AS settled
+    FROM locked CROSS JOIN LATERAL ${settledAfter(3)}
   ), walk AS (
     SELECT 0::bigint AS ord, 0::numeric AS total, ARRAY[]::boolean[] AS granted, ARRAY[]::numeric[] AS remaining,
            ARRAY[]::numeric[] AS spent

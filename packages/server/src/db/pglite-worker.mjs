@@ -71,8 +71,8 @@ function target(msg) {
  * (`prepared`): a batch's statements cost PostgreSQL their parse, analysis and (after five runs,
  * once its generic plan serves) planning only the first time. A statement that fails ends the
  * message (the server skips to the Sync) and the batch's transaction rolls back. Null when a
- * parameter is other than text, a number or null: such a batch goes statement by statement
- * through PGlite's query.
+ * parameter has no text form here (textOf): such a batch goes statement by statement through
+ * PGlite's query.
  */
 function batchMessage(statements, parsing) {
   const texts = [];
@@ -80,13 +80,12 @@ function batchMessage(statements, parsing) {
   for (const { sql, params } of statements) {
     const values = [];
     for (const p of params) {
-      if (p === null || p === undefined) values.push(null);
-      else if (typeof p === 'string') values.push(p);
-      else if (typeof p === 'number' || typeof p === 'bigint') values.push(String(p));
-      else {
+      const text = textOf(p);
+      if (text === undefined) {
         parsing.clear();
         return null;
       }
+      values.push(text);
     }
     // A text already prepared is bound again; so is one this batch prepares further up.
     let name = prepared.get(sql) ?? parsing.get(sql);
