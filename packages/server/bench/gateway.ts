@@ -184,6 +184,18 @@ async function answers(url: string, headers: Record<string, string>, body: strin
   throw new Error(`${url} does not answer 200: ${last}`);
 }
 
+/** Headers calling the same gate with a new key of the same account that has a spending limit. */
+async function keyWithLimit(base: string, auth: Record<string, string>, headers: Record<string, string>) {
+  const res = await fetch(`${base}/v1/api-keys`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ name: 'bench-limited', spendingLimit: 1_000_000 }),
+  });
+  const created = (await res.json()) as { key: string };
+  if (!res.ok) throw new Error(`creating a key with a spending limit failed: ${JSON.stringify(created)}`);
+  return { ...headers, authorization: `Bearer ${created.key}` };
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 /**
@@ -426,6 +438,18 @@ async function benchDatabase(db: Database, peers: Peers) {
       oneP50 <= (pglite ? 0.3 : 1),
     );
     row(name, 'one connection: added p99', ms(oneP99), pglite ? '≤ 1 ms' : '', pglite ? oneP99 <= 1 : null);
+    // A key with a spending limit of its own (issue 28's keys that govern): its counter is decided
+    // on its row, beside the gate's. The same gate, the same body; only the key differs.
+    console.log(`${name}: a key with a spending limit (wrk c1 and ${RATE} req/s, ${SECONDS} s each)…`);
+    const limited = await keyWithLimit(gateway.base, auth, viaGateway.headers);
+    await wrk(viaGateway.url, limited, body, 3, CONNECTIONS);
+    const oneLimited = await wrkRun(viaGateway.url, limited, body, SECONDS, 1);
+    const rateLimited = await fixedRate(viaGateway.url, limited, body);
+    row(
+      name,
+      `a key with a spending limit: one connection's added p50; at ${RATE} req/s overhead p50 / p99`,
+      `${ms(oneLimited.p50 - oneDirect.p50)}; ${ms(rateLimited.p50 - directLat.p50)} / ${ms(rateLimited.p99 - directLat.p99)} (a key without one, above: ${ms(oneP50)}; ${ms(p50)} / ${ms(p99)})`,
+    );
     if (SWEEP_SECONDS > 0) {
       console.log(
         `${name}: the highest rate whose p99 stays under ${SWEEP_P99_MS} ms (${SWEEP_SECONDS} s a rate)…`,
