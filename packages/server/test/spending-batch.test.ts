@@ -47,6 +47,11 @@ async function blockGate(limit: number) {
 }
 
 const gateRow = (id: string) => db.prisma.gate.findUniqueOrThrow({ where: { id } });
+/** What the gate's row counts and whether it is suspended. */
+const gateState = async (id: string) => {
+  const row = await gateRow(id);
+  return { spent: Number(row.spendingCurrent), status: row.spendingStatus };
+};
 
 describe('reservations in one batch', () => {
   it('grants, in order, the ones that fit under the limit, and refuses the rest', async () => {
@@ -57,9 +62,7 @@ describe('reservations in one batch', () => {
     const granted = [await first, ...(await Promise.all(batch))];
     expect(granted.map((r) => !isRefusal(r))).toEqual([true, true, true, true, false]);
     expect(granted[4]).toMatchObject({ refused: true, reached: true, remaining: 0, limit: 1 });
-    const row = await gateRow(gate.id);
-    expect(Number(row.spendingCurrent)).toBe(1);
-    expect(row.spendingStatus).toBe('suspended');
+    expect(await gateState(gate.id)).toEqual({ spent: 1, status: 'suspended' });
   });
 
   it('grants a smaller call after one too big for what is left, and suspends nothing for the refusal', async () => {
@@ -69,9 +72,7 @@ describe('reservations in one batch', () => {
     const granted = [await first, ...(await Promise.all(batch))];
     expect(granted.map((r) => !isRefusal(r))).toEqual([true, false, true]);
     expect(granted[1]).toMatchObject({ refused: true, reached: false, remaining: 0.5, limit: 1 });
-    const row = await gateRow(gate.id);
-    expect(Number(row.spendingCurrent)).toBe(0.75);
-    expect(row.spendingStatus).toBe('active');
+    expect(await gateState(gate.id)).toEqual({ spent: 0.75, status: 'active' });
   });
 
   it('settles a batch to the sum of what the requests actually cost', async () => {
@@ -84,9 +85,7 @@ describe('reservations in one batch', () => {
         return settle(r, [0.5, 0, 0.25][i] as number);
       }),
     );
-    const row = await gateRow(gate.id);
-    expect(Number(row.spendingCurrent)).toBe(0.75);
-    expect(row.spendingStatus).toBe('active');
+    expect(await gateState(gate.id)).toEqual({ spent: 0.75, status: 'active' });
   });
 });
 
@@ -117,9 +116,7 @@ describe('settlements and reservations in one statement', () => {
     const decided = await Promise.all(batch);
     expect(decided.map((r) => !isRefusal(r))).toEqual([true, false]);
     expect(decided[1]).toMatchObject({ refused: true, reached: false, remaining: 0.25, limit: 1 });
-    const row = await gateRow(gate.id);
-    expect(Number(row.spendingCurrent)).toBe(0.75);
-    expect(row.spendingStatus).toBe('active');
+    expect(await gateState(gate.id)).toEqual({ spent: 0.75, status: 'active' });
   });
 
   it('suspends the gate when a settlement alone brings it to the limit, and lifts it when one gives back', async () => {
@@ -128,18 +125,14 @@ describe('settlements and reservations in one statement', () => {
     if (isRefusal(held)) throw new Error('the reservation was refused');
     // The provider billed past the worst case: the settlement reaches the limit on its own.
     await settle(held, 1.25);
-    let row = await gateRow(gate.id);
-    expect(Number(row.spendingCurrent)).toBe(1.25);
-    expect(row.spendingStatus).toBe('suspended');
+    expect(await gateState(gate.id)).toEqual({ spent: 1.25, status: 'suspended' });
     const refusedHeld = await reserve(gate.id, 0);
     expect(refusedHeld).toMatchObject({ refused: true, reached: true });
     await db.prisma.gate.update({ where: { id: gate.id }, data: { spendingLimit: 2 } });
     const more = await reserve(gate.id, 0.5);
     if (isRefusal(more)) throw new Error('the reservation under the raised limit was refused');
     await settle(more, 0);
-    row = await gateRow(gate.id);
-    expect(Number(row.spendingCurrent)).toBe(1.25);
-    expect(row.spendingStatus).toBe('active');
+    expect(await gateState(gate.id)).toEqual({ spent: 1.25, status: 'active' });
   });
 
   it('adds the cost of a hold from a period that has ended to the period the gate is in now', async () => {
