@@ -5,9 +5,11 @@
  */
 import { type ChildProcess, execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
 import {
+  closeSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   readdirSync,
   readFileSync,
   rmSync,
@@ -418,6 +420,10 @@ export async function startGateway(
   nodeArgs: string[] = benchNodeArgs,
 ) {
   const port = await freePort();
+  // BENCH_GATEWAY_STDOUT: the gateway's standard output goes to this file (V8's --trace-gc or
+  // --trace-gc-nvp lines, with BENCH_NODE_ARGS); else nowhere.
+  const outFile = process.env.BENCH_GATEWAY_STDOUT;
+  const stdout = outFile ? openSync(outFile, 'w') : undefined;
   const child = spawn(process.execPath, ['--enable-source-maps', ...nodeArgs, entry], {
     cwd: serverDir,
     env: {
@@ -435,8 +441,9 @@ export async function startGateway(
       // As `pnpm start` sets it (packages/server/package.json).
       MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', stdout ?? 'ignore', 'inherit'],
   });
+  if (stdout !== undefined) closeSync(stdout);
   const base = `http://127.0.0.1:${port}`;
   const started = performance.now();
   await waitReady(base, child);
@@ -544,4 +551,17 @@ export async function startPortkey(upstreamPort: number) {
     }
   }
   return { child, url, headers, pid: child.pid as number };
+}
+
+/** The part a frame belongs to: a package, one of our files, Node's internals, or V8's own. */
+export function partOf(url: string, name: string): string {
+  if (name === '(garbage collector)') return 'garbage collection';
+  if (name === '(idle)' || name === '(program)' || name === '(root)') return name;
+  if (url === '') return name.startsWith('(') ? name : 'native';
+  const pkg = /node_modules\/(?:\.pnpm\/[^/]+\/node_modules\/)?((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (pkg) return pkg[1] as string;
+  if (url.startsWith('node:')) return `node:${url.slice(5).split('/').slice(0, 3).join('/')}`;
+  const ours = /\/(src|dist)\/(.*)$/.exec(url);
+  if (ours) return ours[2] as string;
+  return url;
 }

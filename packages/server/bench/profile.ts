@@ -19,6 +19,7 @@ import {
   cpuPerRequest,
   ensureWrk,
   newDatabase,
+  partOf,
   rssMb,
   setUp,
   sleep,
@@ -46,19 +47,6 @@ type Node = {
   children?: number[];
 };
 type Profile = { nodes: Node[]; samples: number[]; timeDeltas: number[]; startTime: number; endTime: number };
-
-/** The part a frame belongs to: a package, one of our files, Node's internals, or V8's own. */
-function partOf(url: string, name: string): string {
-  if (name === '(garbage collector)') return 'garbage collection';
-  if (name === '(idle)' || name === '(program)' || name === '(root)') return name;
-  if (url === '') return name.startsWith('(') ? name : 'native';
-  const pkg = /node_modules\/(?:\.pnpm\/[^/]+\/node_modules\/)?((?:@[^/]+\/)?[^/]+)/.exec(url);
-  if (pkg) return pkg[1] as string;
-  if (url.startsWith('node:')) return `node:${url.slice(5).split('/').slice(0, 3).join('/')}`;
-  const ours = /\/(src|dist)\/(.*)$/.exec(url);
-  if (ours) return ours[2] as string;
-  return url;
-}
 
 function summarise(file: string, requests: number) {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
