@@ -28,6 +28,15 @@ export const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
 const PORTKEY_VERSION = '1.15.2';
 const PORTKEY_DIR = path.join(os.homedir(), '.cache', 'gatehouse-bench', `portkey-${PORTKEY_VERSION}`);
 
+/** The chat request the benches send, and the block-limited gate the profiles call. */
+export const CHAT = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ping' }] });
+export const BLOCK_GATE = {
+  model: 'openai/gpt-4o-mini',
+  maxTokens: 16,
+  spendingLimit: 1_000_000,
+  spendingEnforcement: 'block',
+};
+
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function freePort(): Promise<number> {
@@ -221,7 +230,7 @@ export async function wrkRun(
   seconds: number,
   connections: number,
   spread: { threads: number; ports: number[] } | null = null,
-): Promise<{ rps: number; p50: number; p99: number }> {
+): Promise<{ rps: number; p50: number; p99: number; requests: number }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'gh-wrk-'));
   const script = path.join(dir, 'post.lua');
   const host = new URL(url).hostname;
@@ -243,6 +252,7 @@ export async function wrkRun(
       ...Object.entries(headers).map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`),
       'done = function(summary, latency, requests)',
       '  io.write(string.format("non2xx %d\\n", summary.errors.status))',
+      '  io.write(string.format("requests %d\\n", summary.requests))',
       'end',
     ].join('\n'),
   );
@@ -258,7 +268,8 @@ export async function wrkRun(
   const bad = Number(/non2xx (\d+)/.exec(out)?.[1] ?? 0);
   if (!Number.isFinite(rps) || rps === 0 || bad > 0) throw new Error(`wrk against ${url} failed:\n${out}`);
   const percentile = (p: number) => wrkMs(new RegExp(`^\\s+${p}%\\s+(\\S+)`, 'm').exec(out)?.[1]);
-  return { rps, p50: percentile(50), p99: percentile(99) };
+  const requests = Number(/^requests (\d+)/m.exec(out)?.[1]);
+  return { rps, p50: percentile(50), p99: percentile(99), requests };
 }
 
 /** Starts a process and resolves once it writes its first line to stdout. */
@@ -420,10 +431,10 @@ export async function startGateway(
   nodeArgs: string[] = benchNodeArgs,
 ) {
   const port = await freePort();
-  // BENCH_GATEWAY_STDOUT: the gateway's standard output goes to this file (V8's --trace-gc or
-  // --trace-gc-nvp lines, with BENCH_NODE_ARGS); else nowhere.
+  // BENCH_GATEWAY_STDOUT: the gateway's standard output (its process log's JSON lines, and V8's
+  // --trace-gc lines with BENCH_NODE_ARGS) is added to this file, every gateway's; else nowhere.
   const outFile = process.env.BENCH_GATEWAY_STDOUT;
-  const stdout = outFile ? openSync(outFile, 'w') : undefined;
+  const stdout = outFile ? openSync(outFile, 'a') : undefined;
   const child = spawn(process.execPath, ['--enable-source-maps', ...nodeArgs, entry], {
     cwd: serverDir,
     env: {

@@ -14,8 +14,10 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
+  BLOCK_GATE,
   benchNodeArgs,
   buildServer,
+  CHAT,
   cpuPerRequest,
   ensureWrk,
   newDatabase,
@@ -33,13 +35,6 @@ const SECONDS = Number(process.env.BENCH_PROFILE_SECONDS ?? 15);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const KIND = (process.env.BENCH_PROFILE_DATABASE ?? 'pglite') as 'pglite' | 'postgres';
 const TOP = Number(process.env.BENCH_PROFILE_TOP ?? 25);
-const GATE = {
-  model: 'openai/gpt-4o-mini',
-  maxTokens: 16,
-  spendingLimit: 1_000_000,
-  spendingEnforcement: 'block',
-};
-const CHAT = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ping' }] });
 
 type Node = {
   id: number;
@@ -93,7 +88,7 @@ const gateway = await startGateway(db, upstream.port, 'dist/main.mjs', [
   '--cpu-prof-interval=250',
 ]);
 try {
-  const { headers } = await setUp(gateway.base, { bench: GATE });
+  const { headers } = await setUp(gateway.base, { bench: BLOCK_GATE });
   const url = `${gateway.base}/v1/chat/completions`;
   const h = headers.bench as Record<string, string>;
   console.log(`warming up (5 s), then wrk c${CONNECTIONS} for ${SECONDS} s…`);
