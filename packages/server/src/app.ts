@@ -121,7 +121,7 @@ export function createApp(config: Config, runtime: Runtime, opts: { draining?: (
   app.route('/v3', nativeChatRoutes(runtime.dataPlane, chatLimits));
   app.route('/v3', nativeTaskRoutes(runtime.dataPlane, chatLimits, NATIVE_TASKS));
   app.route('/v3', videoRoutes(runtime.dataPlane, { ...chatLimits, ...config.video }));
-  app.route('/v1/api-keys', apiKeyRoutes);
+  app.route('/v1/api-keys', apiKeyRoutes(runtime.spending));
   app.route('/v1/gates', gateRoutes(runtime));
   app.route('/v1/gates', agentGateRoutes);
   app.route('/v1/gates', architectRoutes(runtime));

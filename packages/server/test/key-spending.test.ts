@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { worstCaseCost } from '../src/dataplane/cost.ts';
 import { publish } from '../src/db/changes.ts';
 import { sql } from '../src/db/client.ts';
-import { LEDGERS, useTestApp } from './support/app.ts';
+import { databaseKind, LEDGERS, useTestApp } from './support/app.ts';
 import { chat, type NativeError, readGate, say } from './support/chat.ts';
 import { createGate, signUpUser, type TestUser } from './support/factories.ts';
 
@@ -97,6 +97,62 @@ describe.each(LEDGERS)('on %s', (_ledger, env) => {
     }
     expect(await keySpent(user)).toBeCloseTo(charged, 8);
   });
+
+  // On PGlite the database ledger keeps keys' counters in memory, as it does gates': a key's
+  // limit costs a request no statement on its row. Shown with the row refusing every write of the
+  // key's spending (a trigger): requests are still decided, exactly, and the keys API reads them.
+  it.runIf(databaseKind === 'pglite' && env.REDIS_URL === undefined)(
+    "decides a key's limit in memory on the embedded database: its row refusing writes holds nothing up, the API shows what it spent, and the row has it once it takes writes again",
+    async () => {
+      const user = await signUpUser(app);
+      const gate = await createGate(app, user, { model: 'mock/echo', maxTokens: 50 });
+      await limitKey(user, 1);
+      const [key] = await sql().query<{ id: string }>('SELECT id FROM api_keys WHERE user_id = $1::uuid', [
+        user.id,
+      ]);
+      const keyId = (key as { id: string }).id;
+      await sql().exec(`
+        CREATE FUNCTION refuse_key_spending() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.id = '${keyId}'::uuid AND NEW.spending_current IS DISTINCT FROM OLD.spending_current THEN
+            RAISE EXCEPTION 'this key''s spending is not to be written';
+          END IF;
+          RETURN NEW;
+        END $$;
+        CREATE TRIGGER refuse_key_spending BEFORE UPDATE ON api_keys FOR EACH ROW EXECUTE FUNCTION refuse_key_spending();`);
+      try {
+        let charged = 0;
+        for (let i = 0; i < 3; i++) {
+          const res = await chat(app, user, gate.id);
+          expect(res.status, await res.clone().text()).toBe(200);
+          charged += ((await res.json()) as { costUsd: number }).costUsd;
+        }
+        expect(charged).toBeGreaterThan(0);
+        await app.runtime.spending.settled();
+        expect(await keySpent(user)).toBe(0);
+        const listed = (await (await app.request('/v1/api-keys', { headers: user.auth })).json()) as {
+          apiKeys: { id: string; spendingCurrent: number }[];
+        };
+        expect(listed.apiKeys.find((k) => k.id === keyId)?.spendingCurrent).toBeCloseTo(charged, 8);
+        // A limit just above what it spent: the next request's worst case does not fit. Decided on
+        // what memory holds; the row, still at 0, would let it through.
+        await limitKey(user, Number((charged + 0.00000002).toFixed(8)));
+        const refused = await chat(app, user, gate.id);
+        expect(refused.status).toBe(402);
+        expect(
+          ((await refused.json()) as NativeError & { error: { details: Record<string, unknown> } }).error
+            .details,
+        ).toMatchObject({ scope: 'key' });
+        await sql().exec('DROP TRIGGER refuse_key_spending ON api_keys; DROP FUNCTION refuse_key_spending()');
+        await app.runtime.spending.settled();
+        expect(await keySpent(user)).toBeCloseTo(charged, 8);
+      } finally {
+        await sql().exec(
+          'DROP TRIGGER IF EXISTS refuse_key_spending ON api_keys; DROP FUNCTION IF EXISTS refuse_key_spending()',
+        );
+      }
+    },
+  );
 
   it("caps each end user of a gate, exactly, and one end user's spending leaves the other's room alone", async () => {
     const user = await signUpUser(app);

@@ -8,7 +8,7 @@
  */
 import { reevaluateSpendingStatus, type SpendingCounters } from '../domain/spending.ts';
 import { writtenBehind } from './groupCommit.ts';
-import { type RowScope, rowSettlementsLanded } from './scopeRows.ts';
+import { type RowCounters, type RowScope, rowSettlementsLanded } from './scopeRows.ts';
 import {
   addSpending,
   createSpendingAccumulator,
@@ -53,6 +53,8 @@ export interface SpendingLedger extends SpendingCounters {
    * close() see it.
    */
   settle(reservation: Reservation, actual: number): Promise<void>;
+  /** Keys' and end users' counters, when this ledger keeps them (else their rows decide: scopeRows.ts). */
+  rows?: RowCounters;
   /** Adds the cost of a request on a gate without a block limit. */
   add(gateId: string, amount: number, hasLimit: boolean): Promise<Settlement>;
   close(): Promise<void>;

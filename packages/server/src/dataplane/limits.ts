@@ -10,14 +10,7 @@ import { DomainError } from '../domain/errors.ts';
 import { periodStart, type SpendingPeriod } from '../domain/spending.ts';
 import type { ApiKey, Gate } from '../generated/prisma/client.ts';
 import { isRefusal, type Refusal, type Reservation, type ScopeSpec, type SpendingLedger } from './ledger.ts';
-import {
-  addToRow,
-  type RowReservation,
-  type RowScope,
-  reserveRow,
-  rowPeriodStart,
-  settleRow,
-} from './scopeRows.ts';
+import { type RowReservation, type RowScope, rowPeriodStart, SQL_ROWS } from './scopeRows.ts';
 import { type OpenSession, refuseSession, releaseSession, reserveSession } from './sessions.ts';
 
 /**
@@ -39,6 +32,9 @@ export type Hold = { scope: LimitScope; amount: number; reservation: Reservation
 export type Requester = { apiKey?: ApiKey | undefined; endUser?: string | undefined };
 
 const isRowHold = (r: Reservation | RowReservation): r is RowReservation => 'row' in r;
+
+/** Where keys' and end users' counters are decided: the ledger's own, else their rows. */
+const rowsOf = (ledger: SpendingLedger) => ledger.rows ?? SQL_ROWS;
 
 /** A key's or an end user's counter, as scopeRows.ts keeps it. */
 function rowOf(scope: Extract<LimitScope, { kind: 'key' | 'end_user' }>): RowScope {
@@ -212,7 +208,7 @@ async function refusalOf(scope: LimitScope, refusal: Refusal, amount: number, id
 
 /** Replaces a hold with what it cost: a key's or an end user's in its row, a gate's in the ledger. */
 const settleHold = (ledger: SpendingLedger, reservation: Reservation | RowReservation, actual: number) =>
-  isRowHold(reservation) ? settleRow(reservation, actual) : ledger.settle(reservation, actual);
+  isRowHold(reservation) ? rowsOf(ledger).settle(reservation, actual) : ledger.settle(reservation, actual);
 
 async function release(ledger: SpendingLedger, hold: Hold): Promise<void> {
   if (hold.reservation) await settleHold(ledger, hold.reservation, 0);
@@ -275,7 +271,7 @@ export async function reserveAll(
         continue;
       }
       if (scope.kind !== 'gate') {
-        const reserved = await reserveRow(rowOf(scope), limitOf(scope), amount);
+        const reserved = await rowsOf(ledger).reserve(rowOf(scope), limitOf(scope), amount);
         if ('refused' in reserved) throw rowRefusal(scope, reserved, amount);
         made.push({ scope, amount, reservation: reserved });
         continue;
@@ -334,9 +330,11 @@ export async function chargeAll(
       if (charged.has(scope)) return;
       // A key whose limit only alerts counts what it spends; one without a limit, nothing.
       if (scope.kind === 'key' && scope.key.spendingLimit !== null) {
-        await addToRow(rowOf(scope), costUsd).catch((error) =>
-          console.error('spending: could not record', costUsd, 'USD for key', scope.key.id, error),
-        );
+        await rowsOf(ledger)
+          .add(rowOf(scope), costUsd)
+          .catch((error) =>
+            console.error('spending: could not record', costUsd, 'USD for key', scope.key.id, error),
+          );
       }
       if (scope.kind !== 'gate') return;
       const { gate } = scope;

@@ -1,10 +1,11 @@
 /**
  * The ledger of the embedded database, which one process owns: decisions are made in memory,
- * where the single thread makes them atomic, and reads see them at once (held()). The counters
- * are written behind, within WRITE_DELAY_MS, the changes of every request in that time in one
- * statement; close() (SIGTERM, SIGINT) writes what is left, as the log writer does. A gate the
- * database refuses to write holds up no other: the batch is then written gate by gate, and the
- * refused gate keeps its counter in memory (and is tried again with the next write).
+ * where the single thread makes them atomic, and reads see them at once (held(), heldKey()). The
+ * counters, gates' and keys' and end users' alike, are written behind, within WRITE_DELAY_MS, the
+ * changes of every request in that time in one statement a table; close() (SIGTERM, SIGINT) writes
+ * what is left, as the log writer does. A counter the database refuses to write holds up no other:
+ * the batch is then written one by one, and the refused counter stays in memory (and is tried
+ * again with the next write).
  */
 import { sql } from '../db/client.ts';
 import {
@@ -16,7 +17,16 @@ import {
   type SpendingStatus,
 } from '../domain/spending.ts';
 import type { Reservation, Reserved, Settlement, SpendingLedger } from './ledger.ts';
-import { rowSettlementsLanded } from './scopeRows.ts';
+import {
+  type RowCounters,
+  type RowRefusal,
+  type RowReservation,
+  type RowScope,
+  rowKeyOf,
+  rowPeriodStart,
+  rowSettlementsLanded,
+  rowSpent,
+} from './scopeRows.ts';
 import { MAX_USD, recordableUsd, settledUsd } from './usage.ts';
 
 type GateSpending = {
@@ -60,6 +70,49 @@ const WRITE = `UPDATE gates AS g SET
   FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, current numeric, period_start timestamptz, status text, alerted_at timestamptz)
   WHERE g.id = v.id`;
 
+/**
+ * A key's or an end user's counter in this period (and the holds in it): read from its row once,
+ * then decided here. Keys and end users are many more than gates: past MAX_ROWS, counters whose
+ * changes are written are let go after a write (the row then says what they held).
+ */
+type RowSpending = {
+  row: RowScope;
+  current: number;
+  periodStart: Date;
+  dirty: boolean;
+  failing: boolean;
+};
+
+const MAX_ROWS = 10_000;
+
+// What memory holds replaces the row's counter; a period start never moves back (a `total` key's
+// row keeps the day it started). An end user's row is made by its first write; a gate deleted
+// meanwhile took its end users' rows with it, so none is made for it.
+const KEY_WRITE = `UPDATE api_keys AS k SET
+    spending_current = v.current, spending_period_start = GREATEST(k.spending_period_start, v.period_start)
+  FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, current numeric, period_start timestamptz)
+  WHERE k.id = v.id`;
+
+const END_USER_WRITE = `INSERT INTO end_user_spending (gate_id, end_user, spending_current, spending_period_start)
+  SELECT v.gate_id, v.end_user, v.current, v.period_start
+  FROM jsonb_to_recordset($1::jsonb) AS v(gate_id uuid, end_user text, current numeric, period_start timestamptz)
+  WHERE EXISTS (SELECT 1 FROM gates g WHERE g.id = v.gate_id)
+  ON CONFLICT (gate_id, end_user) DO UPDATE SET spending_current = EXCLUDED.spending_current,
+    spending_period_start = GREATEST(end_user_spending.spending_period_start, EXCLUDED.spending_period_start)`;
+
+/** A row's counter starts again at zero when the row's period has turned (never, for `total`). */
+function rollRow(s: RowSpending, now: Date): void {
+  const start = rowPeriodStart(s.row.period, now);
+  if (start.getTime() > s.periodStart.getTime()) {
+    s.current = 0;
+    s.periodStart = start;
+    s.dirty = true;
+  }
+}
+
+/** Something whose counter is written behind: a gate's, a key's, an end user's. */
+type Dirty = { dirty: boolean; failing: boolean };
+
 function stateOf(gateId: string, row: Row): GateSpending {
   return {
     gateId,
@@ -97,6 +150,8 @@ function roll(s: GateSpending, now: Date): void {
 export class LocalLedger implements SpendingLedger {
   private readonly gates = new Map<string, GateSpending>();
   private readonly loading = new Map<string, Promise<GateSpending | null>>();
+  private readonly rowCounters = new Map<string, RowSpending>();
+  private readonly rowLoading = new Map<string, Promise<RowSpending | null>>();
   /** Gates whose settings are being changed: requests wait until the new settings are loaded. */
   private readonly barriers = new Map<string, Promise<void>>();
   private writing: Promise<void> | null = null;
@@ -162,6 +217,60 @@ export class LocalLedger implements SpendingLedger {
     return s && { current: s.current, periodStart: s.periodStart };
   }
 
+  /** A key's counter as this process holds it, written or not (the keys API reads it). */
+  heldKey(keyId: string): HeldSpending | undefined {
+    const s = this.rowCounters.get(`k:${keyId}`);
+    return s && { current: s.current, periodStart: s.periodStart };
+  }
+
+  /**
+   * Keys' and end users' counters, decided as gates' are: in memory, written behind. A key's
+   * limit, period and enforcement are read from the key each request, so a change to them needs
+   * nothing here: a period that has turned starts the counter again at zero, as the row would.
+   */
+  readonly rows: RowCounters = {
+    reserve: async (row, limit, amount): Promise<RowReservation | RowRefusal> => {
+      const s = await this.loadRow(row);
+      // No row: a key gone may spend nothing.
+      if (!s) return { refused: true, reached: true, remaining: 0, limit, spent: limit };
+      s.row = row;
+      rollRow(s, new Date());
+      // A limit reached refuses even a request that costs nothing.
+      if (s.current >= limit || s.current + amount > limit) {
+        const remaining = Math.max(0, limit - s.current);
+        return { refused: true, reached: remaining <= 0, remaining, limit, spent: s.current };
+      }
+      s.current += amount;
+      s.dirty = true;
+      this.schedule();
+      return { row, amount, periodStart: s.periodStart };
+    },
+    settle: async (reservation, actual) => {
+      const s = await this.loadRow(reservation.row);
+      if (!s) return;
+      const usd = settledUsd(actual, reservation.amount);
+      if (s.periodStart.getTime() === reservation.periodStart.getTime()) {
+        s.current = Math.min(Math.max(0, s.current - reservation.amount + usd), MAX_USD);
+      } else {
+        rollRow(s, new Date());
+        s.current = Math.min(s.current + usd, MAX_USD);
+      }
+      s.dirty = true;
+      this.schedule();
+    },
+    add: async (row, amount) => {
+      const usd = recordableUsd(amount);
+      if (usd <= 0) return;
+      const s = await this.loadRow(row);
+      if (!s) return;
+      s.row = row;
+      rollRow(s, new Date());
+      s.current = Math.min(s.current + usd, MAX_USD);
+      s.dirty = true;
+      this.schedule();
+    },
+  };
+
   /**
    * Writes what this process holds, then lets the database decide with the new settings; the
    * next request reloads the gate from there (and waits meanwhile).
@@ -204,6 +313,10 @@ export class LocalLedger implements SpendingLedger {
     for (const s of this.gates.values()) {
       if (s.dirty) console.error('spending: closing without writing gate', s.gateId, 'at', s.current, 'USD');
     }
+    for (const s of this.rowCounters.values()) {
+      if (s.dirty)
+        console.error('spending: closing without writing', rowKeyOf(s.row), 'at', s.current, 'USD');
+    }
   }
 
   private async load(gateId: string): Promise<GateSpending | null> {
@@ -229,27 +342,92 @@ export class LocalLedger implements SpendingLedger {
     return pending;
   }
 
+  /** A key's or an end user's counter: read from its row the first time (an end user's may not exist yet). */
+  private loadRow(row: RowScope): Promise<RowSpending | null> | RowSpending {
+    const key = rowKeyOf(row);
+    const known = this.rowCounters.get(key);
+    if (known) return known;
+    let pending = this.rowLoading.get(key);
+    if (!pending) {
+      const start = rowPeriodStart(row.period, new Date());
+      pending = rowSpent(row, start)
+        .then((spent) => {
+          if (spent === null) return null;
+          // Whoever read it first keeps it: a second read in flight must not undo a decision.
+          const state = this.rowCounters.get(key) ?? {
+            row,
+            current: spent,
+            periodStart: start,
+            dirty: false,
+            failing: false,
+          };
+          this.rowCounters.set(key, state);
+          return state;
+        })
+        .finally(() => this.rowLoading.delete(key));
+      this.rowLoading.set(key, pending);
+    }
+    return pending;
+  }
+
   /**
    * Group commit: one write at a time, each carrying every change made before it started. A
    * caller arriving while a write runs waits for the next one, which takes all that arrived.
    */
   private async write(): Promise<void> {
-    const batch = [...this.gates.values()].filter((s) => s.dirty);
+    await this.writeDirty(
+      [...this.gates.values()],
+      (batch) => this.writeRows(batch),
+      (s) => `gate ${s.gateId}`,
+    );
+    const rows = [...this.rowCounters.values()];
+    await this.writeDirty(
+      rows.filter((s) => s.row.kind === 'key'),
+      (batch) => this.writeRowCounters(KEY_WRITE, batch),
+      (s) => `key ${(s.row as { keyId: string }).keyId}`,
+    );
+    await this.writeDirty(
+      rows.filter((s) => s.row.kind === 'end_user'),
+      (batch) => this.writeRowCounters(END_USER_WRITE, batch),
+      (s) => `end user ${JSON.stringify((s.row as { endUser: string }).endUser)}`,
+    );
+    // Written counters are in their rows: past MAX_ROWS they are let go, and read again if needed.
+    if (this.rowCounters.size > MAX_ROWS) {
+      for (const [key, s] of this.rowCounters) if (!s.dirty) this.rowCounters.delete(key);
+    }
+  }
+
+  /** Writes the changed ones of `all` in one statement; if it is refused, one by one. */
+  private async writeDirty<S extends Dirty>(
+    all: S[],
+    write: (batch: S[]) => Promise<unknown>,
+    name: (s: S) => string,
+  ): Promise<void> {
+    const batch = all.filter((s) => s.dirty);
     if (batch.length === 0) return;
     for (const s of batch) s.dirty = false;
     try {
-      await this.writeRows(batch);
-      for (const s of batch) this.written(s);
+      await write(batch);
+      for (const s of batch) this.written(s, name(s));
     } catch (error) {
-      if (batch.length === 1) return this.refused(batch[0] as GateSpending, error);
+      if (batch.length === 1) return this.refused(batch[0] as S, name(batch[0] as S), error);
       // One refused row fails the statement: the others are written one by one, without it.
       for (const s of batch) {
-        await this.writeRows([s]).then(
-          () => this.written(s),
-          (e) => this.refused(s, e),
+        await write([s]).then(
+          () => this.written(s, name(s)),
+          (e) => this.refused(s, name(s), e),
         );
       }
     }
+  }
+
+  private writeRowCounters(statement: string, batch: RowSpending[]): Promise<unknown> {
+    const rows = batch.map((s) => ({
+      ...(s.row.kind === 'key' ? { id: s.row.keyId } : { gate_id: s.row.gateId, end_user: s.row.endUser }),
+      current: s.current.toFixed(10),
+      period_start: s.periodStart.toISOString(),
+    }));
+    return sql().query(statement, [JSON.stringify(rows)]);
   }
 
   private writeRows(batch: GateSpending[]): Promise<unknown> {
@@ -263,15 +441,15 @@ export class LocalLedger implements SpendingLedger {
     return sql().query(WRITE, [JSON.stringify(rows)]);
   }
 
-  private written(s: GateSpending): void {
-    if (s.failing) console.error('spending: gate', s.gateId, 'is written again');
+  private written(s: Dirty, name: string): void {
+    if (s.failing) console.error(`spending: ${name} is written again`);
     s.failing = false;
   }
 
-  /** A gate whose row the database refused: it stays to be written, and is reported once. */
-  private refused(s: GateSpending, error: unknown): void {
+  /** A counter whose row the database refused: it stays to be written, and is reported once. */
+  private refused(s: Dirty, name: string, error: unknown): void {
     s.dirty = true;
-    if (!s.failing) console.error('spending: could not write the counter of gate', s.gateId, error);
+    if (!s.failing) console.error(`spending: could not write the counter of ${name}`, error);
     s.failing = true;
     this.schedule();
   }

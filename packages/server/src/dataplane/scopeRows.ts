@@ -109,7 +109,8 @@ type RowCall =
 
 type Decided = RowReservation | RowRefusal | undefined;
 
-const rowKeyOf = (row: RowScope) =>
+/** A row's name among a process's counters: a key's id, or a gate's id and an end user. */
+export const rowKeyOf = (row: RowScope) =>
   row.kind === 'key' ? `k:${row.keyId}` : `e:${row.gateId}:${row.endUser}`;
 
 async function runRowStep(row: RowScope, calls: RowCall[]) {
@@ -199,6 +200,19 @@ export async function addToRow(row: RowScope, amount: number): Promise<void> {
   if (usd <= 0) return;
   await rowStepBatch(rowKeyOf(row), { row, amount: usd, limit: null });
 }
+
+/**
+ * A key's and an end user's counters, as a request's limits use them (limits.ts): by default one
+ * statement on the row per batch of calls (this module); the embedded database's ledger keeps
+ * them in memory instead (localLedger.ts).
+ */
+export type RowCounters = {
+  reserve(row: RowScope, limit: number, amount: number): Promise<RowReservation | RowRefusal>;
+  settle(reservation: RowReservation, actual: number): Promise<void>;
+  add(row: RowScope, amount: number): Promise<void>;
+};
+
+export const SQL_ROWS: RowCounters = { reserve: reserveRow, settle: settleRow, add: addToRow };
 
 /** The row's spending in the period starting at `start` (a Redis counter's starting point). */
 export async function rowSpent(row: RowScope, start: Date): Promise<number | null> {

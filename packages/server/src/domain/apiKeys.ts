@@ -20,7 +20,12 @@ import {
 } from './errors.ts';
 import { hotCache } from './hotCache.ts';
 import { randomToken, sha256 } from './secrets.ts';
-import { effectiveSpending, type SpendingEnforcement, spendingStatusFor } from './spending.ts';
+import {
+  effectiveSpending,
+  type SpendingCounters,
+  type SpendingEnforcement,
+  spendingStatusFor,
+} from './spending.ts';
 
 /** Every key starts so: easy to spot in code and for secret scanners. */
 export const API_KEY_PREFIX = 'gh_';
@@ -117,16 +122,21 @@ export async function rollApiKey(userId: string, id: string, raw: unknown): Prom
   return { apiKey, key: secret };
 }
 
-/** A key as it stands at `now`: its settings typed, its spending this period (the row's, lazily reset). */
-export function apiKeyState(key: ApiKey, now = new Date()) {
+/**
+ * A key as it stands at `now`: its settings typed, its spending this period (the ledger's where it
+ * holds the key's counter, else the row's; lazily reset).
+ */
+export function apiKeyState(key: ApiKey, spending?: SpendingCounters, now = new Date()) {
   const spendingLimit = key.spendingLimit === null ? null : Number(key.spendingLimit);
   const spendingLimitPeriod = key.spendingLimitPeriod as KeySpendingPeriod;
   const spendingEnforcement = key.spendingEnforcement as SpendingEnforcement;
-  const spending = effectiveSpending(
+  const held = spending?.heldKey?.(key.id);
+  const current = effectiveSpending(
     {
       spendingLimitPeriod,
-      spendingPeriodStart: key.spendingPeriodStart,
-      spendingCurrent: Number(key.spendingCurrent),
+      ...(held
+        ? { spendingPeriodStart: held.periodStart, spendingCurrent: held.current }
+        : { spendingPeriodStart: key.spendingPeriodStart, spendingCurrent: Number(key.spendingCurrent) }),
     },
     now,
   );
@@ -134,12 +144,12 @@ export function apiKeyState(key: ApiKey, now = new Date()) {
     spendingLimit,
     spendingLimitPeriod,
     spendingEnforcement,
-    spendingCurrent: spending.current,
-    spendingResetsAt: spending.resetsAt,
+    spendingCurrent: current.current,
+    spendingResetsAt: current.resetsAt,
     spendingStatus: spendingStatusFor({
       spendingLimit,
       spendingEnforcement,
-      spendingCurrent: spending.current,
+      spendingCurrent: current.current,
     }),
     metadata: key.metadata as Record<string, string | number | boolean | null>,
     previousKeyExpiresAt:

@@ -94,6 +94,8 @@ export type HeldSpending = { current: number; periodStart: Date };
  */
 export type SpendingCounters = {
   held(gateId: string): HeldSpending | undefined;
+  /** A key's counter as the ledger holds it, when it keeps keys' counters (the embedded database's). */
+  heldKey?(keyId: string): HeldSpending | undefined;
   settingsChanged(gateId: string): Promise<void>;
   /** Resolves once every charge made so far is in the database (those written behind included). */
   settled(): Promise<void>;

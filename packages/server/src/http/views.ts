@@ -4,6 +4,7 @@ import type { GateVersionEntry } from '../domain/gateHistory.ts';
 import type { GateState } from '../domain/gates.ts';
 import type { LogEntryDetail, LogEntrySummary, logOverview, logSeries } from '../domain/logs.ts';
 import { planOf } from '../domain/plans.ts';
+import type { SpendingCounters } from '../domain/spending.ts';
 import { type SubGateWithGate, visibleToolsOf } from '../domain/subGates.ts';
 import type { ApiKey, User } from '../generated/prisma/client.ts';
 
@@ -26,8 +27,9 @@ export function accountView(user: User) {
   };
 }
 
-export function apiKeyView(key: ApiKey) {
-  const state = apiKeyState(key);
+/** A key as the API shows it; its spending as `spending` holds it (runtime.spending), where it does. */
+export function apiKeyView(key: ApiKey, spending?: SpendingCounters) {
+  const state = apiKeyState(key, spending);
   return {
     id: key.id,
     name: key.name,

@@ -48,15 +48,18 @@ export const ApiKeyRef = builder.prismaObject('ApiKey', {
     spendingEnforcement: t.expose('spendingEnforcement', { type: SpendingEnforcement }),
     spendingCurrent: t.float({
       description: 'What the key has spent this period (over its life, for TOTAL)',
-      resolve: (k) => apiKeyState(k).spendingCurrent,
+      resolve: (k, _args, ctx) => apiKeyState(k, ctx.spending).spendingCurrent,
     }),
     spendingResetsAt: t.field({
       type: 'DateTime',
       nullable: true,
       description: 'When spendingCurrent starts again at zero; null for TOTAL',
-      resolve: (k) => apiKeyState(k).spendingResetsAt,
+      resolve: (k, _args, ctx) => apiKeyState(k, ctx.spending).spendingResetsAt,
     }),
-    spendingStatus: t.field({ type: SpendingStatus, resolve: (k) => apiKeyState(k).spendingStatus }),
+    spendingStatus: t.field({
+      type: SpendingStatus,
+      resolve: (k, _args, ctx) => apiKeyState(k, ctx.spending).spendingStatus,
+    }),
     allowedGates: t.field({
       type: ['ID'],
       description: "The account's gates the key may use; empty: all of them",
