@@ -32,6 +32,7 @@ import {
   freePort,
   newDatabase,
   partOf,
+  printTop,
   setUp,
   sleep,
   startGateway,
@@ -119,15 +120,9 @@ function summarise(head: HeapNode, requests: number) {
   const line = (bytes: number) =>
     `${(bytes / requests / 1024).toFixed(1).padStart(6)} kB  ${((100 * bytes) / total).toFixed(1).padStart(5)} %`;
   console.log(`\n${(total / requests / 1024).toFixed(1)} kB allocated a request on the request thread`);
-  console.log('  by part (where the allocating function is):');
-  for (const [part, bytes] of [...parts].sort((a, b) => b[1] - a[1]).slice(0, TOP))
-    console.log(`    ${line(bytes)}  ${part}`);
-  console.log('  by the innermost function of ours on the stack:');
-  for (const [name, bytes] of [...byOurs].sort((a, b) => b[1] - a[1]).slice(0, TOP))
-    console.log(`    ${line(bytes)}  ${name}`);
-  console.log('  heaviest functions (self):');
-  for (const [name, bytes] of [...self].sort((a, b) => b[1] - a[1]).slice(0, TOP))
-    console.log(`    ${line(bytes)}  ${name}`);
+  printTop('by part (where the allocating function is)', parts, line, TOP);
+  printTop('by the innermost function of ours on the stack', byOurs, line, TOP);
+  printTop('heaviest functions (self)', self, line, TOP);
 }
 
 ensureWrk();

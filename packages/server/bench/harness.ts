@@ -576,3 +576,15 @@ export function partOf(url: string, name: string): string {
   if (ours) return ours[2] as string;
   return url;
 }
+
+/** Prints `title` and the `top` largest of `figures`, each as `format` writes it. */
+export function printTop(
+  title: string,
+  figures: Map<string, number>,
+  format: (n: number) => string,
+  top: number,
+) {
+  console.log(`  ${title}:`);
+  for (const [name, n] of [...figures].sort((a, b) => b[1] - a[1]).slice(0, top))
+    console.log(`    ${format(n)}  ${name}`);
+}

@@ -22,6 +22,7 @@ import {
   ensureWrk,
   newDatabase,
   partOf,
+  printTop,
   rssMb,
   setUp,
   sleep,
@@ -66,12 +67,8 @@ function summarise(file: string, requests: number) {
   const perRequest = (us: number) =>
     `${(us / requests).toFixed(1).padStart(6)} µs  ${((100 * us) / busy).toFixed(1).padStart(5)} %`;
   console.log(`\n${path.basename(file)}: ${(busy / requests).toFixed(0)} µs of samples a request`);
-  console.log('  by part:');
-  for (const [part, us] of [...parts].sort((a, b) => b[1] - a[1]).slice(0, TOP))
-    console.log(`    ${perRequest(us)}  ${part}`);
-  console.log('  heaviest functions (self time):');
-  for (const [where, us] of [...functions].sort((a, b) => b[1] - a[1]).slice(0, TOP))
-    console.log(`    ${perRequest(us)}  ${where}`);
+  printTop('by part', parts, perRequest, TOP);
+  printTop('heaviest functions (self time)', functions, perRequest, TOP);
 }
 
 ensureWrk();

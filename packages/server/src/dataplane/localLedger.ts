@@ -18,6 +18,7 @@ import {
 } from '../domain/spending.ts';
 import type { Reservation, Reserved, Settlement, SpendingLedger } from './ledger.ts';
 import {
+  keyRowKey,
   type RowCounters,
   type RowRefusal,
   type RowReservation,
@@ -110,6 +111,25 @@ function rollRow(s: RowSpending, now: Date): void {
   }
 }
 
+/**
+ * Replaces a hold with what the request cost, in the hold's period; once the counter has moved on
+ * (`roll` brings it to now's), the cost is added to the period it is in.
+ */
+function replaceHold(
+  s: { current: number; periodStart: Date },
+  hold: { amount: number; periodStart: Date },
+  actual: number,
+  roll: () => void,
+): void {
+  const usd = settledUsd(actual, hold.amount);
+  if (s.periodStart.getTime() === hold.periodStart.getTime()) {
+    s.current = Math.min(Math.max(0, s.current - hold.amount + usd), MAX_USD);
+  } else {
+    roll();
+    s.current = Math.min(s.current + usd, MAX_USD);
+  }
+}
+
 /** Something whose counter is written behind: a gate's, a key's, an end user's. */
 type Dirty = { dirty: boolean; failing: boolean };
 
@@ -182,13 +202,7 @@ export class LocalLedger implements SpendingLedger {
   async settle(reservation: Reservation, actual: number): Promise<void> {
     const s = await this.load(reservation.gateId);
     if (!s) return;
-    const usd = settledUsd(actual, reservation.amount);
-    if (s.periodStart.getTime() === reservation.periodStart.getTime()) {
-      s.current = Math.min(Math.max(0, s.current - reservation.amount + usd), MAX_USD);
-    } else {
-      roll(s, new Date());
-      s.current = Math.min(s.current + usd, MAX_USD);
-    }
+    replaceHold(s, reservation, actual, () => roll(s, new Date()));
     follow(s);
     s.dirty = true;
     this.schedule();
@@ -219,7 +233,7 @@ export class LocalLedger implements SpendingLedger {
 
   /** A key's counter as this process holds it, written or not (the keys API reads it). */
   heldKey(keyId: string): HeldSpending | undefined {
-    const s = this.rowCounters.get(`k:${keyId}`);
+    const s = this.rowCounters.get(keyRowKey(keyId));
     return s && { current: s.current, periodStart: s.periodStart };
   }
 
@@ -248,13 +262,7 @@ export class LocalLedger implements SpendingLedger {
     settle: async (reservation, actual) => {
       const s = await this.loadRow(reservation.row);
       if (!s) return;
-      const usd = settledUsd(actual, reservation.amount);
-      if (s.periodStart.getTime() === reservation.periodStart.getTime()) {
-        s.current = Math.min(Math.max(0, s.current - reservation.amount + usd), MAX_USD);
-      } else {
-        rollRow(s, new Date());
-        s.current = Math.min(s.current + usd, MAX_USD);
-      }
+      replaceHold(s, reservation, actual, () => rollRow(s, new Date()));
       s.dirty = true;
       this.schedule();
     },

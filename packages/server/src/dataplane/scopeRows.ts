@@ -110,8 +110,9 @@ type RowCall =
 type Decided = RowReservation | RowRefusal | undefined;
 
 /** A row's name among a process's counters: a key's id, or a gate's id and an end user. */
+export const keyRowKey = (keyId: string) => `k:${keyId}`;
 export const rowKeyOf = (row: RowScope) =>
-  row.kind === 'key' ? `k:${row.keyId}` : `e:${row.gateId}:${row.endUser}`;
+  row.kind === 'key' ? keyRowKey(row.keyId) : `e:${row.gateId}:${row.endUser}`;
 
 async function runRowStep(row: RowScope, calls: RowCall[]) {
   const asked = calls.filter((c): c is Extract<RowCall, { amount: number }> => 'amount' in c);
@@ -234,7 +235,7 @@ export async function applyRowSettlement(
   amount: number,
 ): Promise<void> {
   const { table, where, extra } = TABLE[row.kind];
-  const scope = row.kind === 'key' ? `k:${row.keyId}` : `e:${row.gateId}:${row.endUser}`;
+  const scope = rowKeyOf(row);
   if (row.kind === 'end_user') {
     // The gate may have been deleted since: its end users' counters went with it.
     await sql().query(
