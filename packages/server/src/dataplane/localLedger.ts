@@ -23,10 +23,10 @@ import {
   type RowRefusal,
   type RowReservation,
   type RowScope,
+  rowCounter,
   rowKeyOf,
   rowPeriodStart,
   rowSettlementsLanded,
-  rowSpent,
 } from './scopeRows.ts';
 import { MAX_USD, recordableUsd, settledUsd } from './usage.ts';
 
@@ -244,37 +244,38 @@ export class LocalLedger implements SpendingLedger {
    */
   readonly rows: RowCounters = {
     reserve: async (row, limit, amount): Promise<RowReservation | RowRefusal> => {
-      const s = await this.loadRow(row);
-      // No row: a key gone may spend nothing.
-      if (!s) return { refused: true, reached: true, remaining: 0, limit, spent: limit };
-      s.row = row;
-      rollRow(s, new Date());
-      // A limit reached refuses even a request that costs nothing.
-      if (s.current >= limit || s.current + amount > limit) {
-        const remaining = Math.max(0, limit - s.current);
-        return { refused: true, reached: remaining <= 0, remaining, limit, spent: s.current };
-      }
-      s.current += amount;
-      s.dirty = true;
+      const reserved = await this.withRow(row, (s) => {
+        s.row = row;
+        rollRow(s, new Date());
+        // A limit reached refuses even a request that costs nothing.
+        if (s.current >= limit || s.current + amount > limit) {
+          const remaining = Math.max(0, limit - s.current);
+          return { refused: true, reached: remaining <= 0, remaining, limit, spent: s.current } as const;
+        }
+        s.current += amount;
+        s.dirty = true;
+        return { row, amount, periodStart: s.periodStart };
+      });
       this.schedule();
-      return { row, amount, periodStart: s.periodStart };
+      // No row: a key gone may spend nothing.
+      return reserved ?? { refused: true, reached: true, remaining: 0, limit, spent: limit };
     },
     settle: async (reservation, actual) => {
-      const s = await this.loadRow(reservation.row);
-      if (!s) return;
-      replaceHold(s, reservation, actual, () => rollRow(s, new Date()));
-      s.dirty = true;
+      await this.withRow(reservation.row, (s) => {
+        replaceHold(s, reservation, actual, () => rollRow(s, new Date()));
+        s.dirty = true;
+      });
       this.schedule();
     },
     add: async (row, amount) => {
       const usd = recordableUsd(amount);
       if (usd <= 0) return;
-      const s = await this.loadRow(row);
-      if (!s) return;
-      s.row = row;
-      rollRow(s, new Date());
-      s.current = Math.min(s.current + usd, MAX_USD);
-      s.dirty = true;
+      await this.withRow(row, (s) => {
+        s.row = row;
+        rollRow(s, new Date());
+        s.current = Math.min(s.current + usd, MAX_USD);
+        s.dirty = true;
+      });
       this.schedule();
     },
   };
@@ -350,32 +351,32 @@ export class LocalLedger implements SpendingLedger {
     return pending;
   }
 
-  /** A key's or an end user's counter: read from its row the first time (an end user's may not exist yet). */
-  private loadRow(row: RowScope): Promise<RowSpending | null> | RowSpending {
+  /**
+   * Runs `use` on a key's or an end user's counter, at once when it is held, else once it is read
+   * from its row (an end user's may not exist yet; a key gone: `use` is not run). `use` runs in
+   * the same turn as the lookup, so nothing lets the counter go in between.
+   */
+  private async withRow<T>(row: RowScope, use: (s: RowSpending) => T): Promise<T | undefined> {
     const key = rowKeyOf(row);
     const known = this.rowCounters.get(key);
-    if (known) return known;
+    if (known) return use(known);
     let pending = this.rowLoading.get(key);
     if (!pending) {
-      const start = rowPeriodStart(row.period, new Date());
-      pending = rowSpent(row, start)
-        .then((spent) => {
-          if (spent === null) return null;
-          // Whoever read it first keeps it: a second read in flight must not undo a decision.
-          const state = this.rowCounters.get(key) ?? {
-            row,
-            current: spent,
-            periodStart: start,
-            dirty: false,
-            failing: false,
-          };
-          this.rowCounters.set(key, state);
-          return state;
-        })
+      pending = rowCounter(row, rowPeriodStart(row.period, new Date()))
+        .then((read) => (read ? { row, ...read, dirty: false, failing: false } : null))
         .finally(() => this.rowLoading.delete(key));
       this.rowLoading.set(key, pending);
     }
-    return pending;
+    const read = await pending;
+    if (!read) return undefined;
+    // Whoever comes first keeps what was read: a counter held meanwhile (or one let go after its
+    // write, which its row then holds) is not replaced.
+    let s = this.rowCounters.get(key);
+    if (!s) {
+      s = read;
+      this.rowCounters.set(key, s);
+    }
+    return use(s);
   }
 
   /**
@@ -399,9 +400,13 @@ export class LocalLedger implements SpendingLedger {
       (batch) => this.writeRowCounters(END_USER_WRITE, batch),
       (s) => `end user ${JSON.stringify((s.row as { endUser: string }).endUser)}`,
     );
-    // Written counters are in their rows: past MAX_ROWS they are let go, and read again if needed.
+    // Written counters are in their rows: past MAX_ROWS the oldest are let go, down to half, and
+    // read again when needed.
     if (this.rowCounters.size > MAX_ROWS) {
-      for (const [key, s] of this.rowCounters) if (!s.dirty) this.rowCounters.delete(key);
+      for (const [key, s] of this.rowCounters) {
+        if (this.rowCounters.size <= MAX_ROWS / 2) break;
+        if (!s.dirty) this.rowCounters.delete(key);
+      }
     }
   }
 

@@ -8,7 +8,7 @@
  * `total` period never ends.
  */
 import { sql } from '../db/client.ts';
-import { periodStart, type SpendingPeriod } from '../domain/spending.ts';
+import { type HeldSpending, periodStart, type SpendingPeriod } from '../domain/spending.ts';
 import { groupCommit, writtenBehind } from './groupCommit.ts';
 import { settledAfter } from './spending.ts';
 import { MAX_USD, recordableUsd, settledUsd } from './usage.ts';
@@ -217,14 +217,24 @@ export const SQL_ROWS: RowCounters = { reserve: reserveRow, settle: settleRow, a
 
 /** The row's spending in the period starting at `start` (a Redis counter's starting point). */
 export async function rowSpent(row: RowScope, start: Date): Promise<number | null> {
+  return (await rowCounter(row, start))?.current ?? null;
+}
+
+/**
+ * The row's counter as a statement on it would see it in the period starting at `start`: what it
+ * spent (zero when its own period is older) and its period's start (the later of the two, as a
+ * statement writes it: a `total` key's row keeps the day it started). An end user not seen yet has
+ * spent nothing; a key gone: null, it may spend nothing.
+ */
+export async function rowCounter(row: RowScope, start: Date): Promise<HeldSpending | null> {
   const { table, where, extra } = TABLE[row.kind];
-  const [found] = await sql().query<{ c: string | number }>(
-    `SELECT ${current(2 + extra)} AS c FROM ${table} WHERE ${where}`,
+  const [found] = await sql().query<{ c: string | number; s: Date | string }>(
+    `SELECT ${current(2 + extra)} AS c, GREATEST(spending_period_start, $${2 + extra}::timestamptz) AS s
+     FROM ${table} WHERE ${where}`,
     [...idParams(row), start],
   );
-  // An end user not seen yet has spent nothing; a key gone may spend nothing.
-  if (!found) return row.kind === 'end_user' ? 0 : null;
-  return Number(found.c);
+  if (!found) return row.kind === 'end_user' ? { current: 0, periodStart: start } : null;
+  return { current: Number(found.c), periodStart: new Date(found.s) };
 }
 
 /** What a reservation settled in Redis charged a row: written here once per reservation. */
