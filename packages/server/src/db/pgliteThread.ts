@@ -83,11 +83,12 @@ const WORKER = new URL('./pglite-worker.mjs', import.meta.url);
 const YOUNG_GENERATION_MB = 8;
 
 function startPeer(dataDir: string, options: PGliteOptions, inProcess: boolean): Peer {
-  // The worker is plain JavaScript: it needs none of the parent's loaders (tsx).
+  // The worker is plain JavaScript: it needs none of the parent's loaders (tsx). A process
+  // started with --cpu-prof (bench:profile) profiles this thread too.
   if (inProcess)
     return new Worker(WORKER, {
       workerData: { dataDir, options },
-      execArgv: [],
+      execArgv: process.execArgv.filter((arg) => arg.startsWith('--cpu-prof')),
       resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
     });
   // The child runs initdb and the migrations once: V8's optimising compiler, let loose on
