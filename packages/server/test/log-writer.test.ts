@@ -61,7 +61,8 @@ it('writes a batch whole or not at all, though PGlite takes it in several statem
   const bad = ids[35] as string;
   const first = entry(ids[0] as string);
   await Promise.all(
-    // A user who does not exist: PostgreSQL refuses its row (SQLSTATE 23503), in the third statement.
+    // A user who does not exist: its entry (in the third statement) is left out, and its hourly
+    // total's foreign key refuses the batch (SQLSTATE 23503).
     ids.map((id) => writer.add({ ...entry(id), latencyMs: 7, ...(id === bad && { userId: randomUUID() }) })),
   );
   await writer.drain();
@@ -75,4 +76,55 @@ it('writes a batch whole or not at all, though PGlite takes it in several statem
     [first.gateId],
   );
   expect(totals).toEqual({ requests: '39', latency: String(39 * 7) });
+});
+
+it('stores none of the entries of an account deleted while they waited, with a gate or without, and the rest of their batch', async () => {
+  const gone = await entryMaker(app);
+  const kept = await entryMaker(app);
+  // Written only when drained.
+  const writer = createLogWriter({ intervalMs: 60_000 });
+  const [withGate, withoutGate, other] = [randomUUID(), randomUUID(), randomUUID()];
+  const first = gone(withGate);
+  await writer.add(first);
+  // Without a gate an entry adds to no hourly total, whose own key would refuse it.
+  await writer.add({ ...gone(withoutGate), gateId: null, gateName: null });
+  await writer.add(kept(other));
+  await app.db.driver.query('DELETE FROM users WHERE id = $1::uuid', [first.userId]);
+  await writer.drain();
+  await writer.close();
+  const stored = await app.db.driver.query<{ id: string }>(
+    'SELECT id::text FROM log_entries WHERE id = ANY($1::uuid[])',
+    [[withGate, withoutGate, other]],
+  );
+  expect(stored.map((r) => r.id)).toEqual([other]);
+  const [orphans] = await app.db.driver.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM log_entries l WHERE NOT EXISTS (SELECT 1 FROM users u WHERE u.id = l.user_id)',
+  );
+  expect(orphans?.n).toBe(0);
+});
+
+it('once the writer has written, deleting a gate still clears its entries’ gate, and deleting the account still takes its entries and their files', async () => {
+  const entry = await entryMaker(app);
+  const writer = createLogWriter({ intervalMs: 60_000 });
+  const id = randomUUID();
+  const written = entry(id);
+  await writer.add(written, [{ mimeType: 'image/png', data: new Uint8Array(64) }]);
+  await writer.drain();
+  await writer.close();
+  const read = async () =>
+    app.db.driver.query<{ gate_id: string | null; files: number }>(
+      `SELECT gate_id::text, (SELECT count(*)::int FROM log_media m WHERE m.log_entry_id = l.id) AS files
+       FROM log_entries l WHERE l.id = $1::uuid`,
+      [id],
+    );
+  expect(await read()).toEqual([{ gate_id: written.gateId, files: 1 }]);
+  await app.db.driver.query('DELETE FROM gates WHERE id = $1::uuid', [written.gateId]);
+  expect(await read()).toEqual([{ gate_id: null, files: 1 }]);
+  await app.db.driver.query('DELETE FROM users WHERE id = $1::uuid', [written.userId]);
+  expect(await read()).toEqual([]);
+  const [files] = await app.db.driver.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM log_media WHERE log_entry_id = $1::uuid',
+    [id],
+  );
+  expect(files?.n).toBe(0);
 });

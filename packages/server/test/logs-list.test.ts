@@ -285,6 +285,42 @@ describe('finding failures on a large log', () => {
   });
 });
 
+describe('finding one session, key or end user on a large log', () => {
+  it('reads only the entries that name it, though most entries name none (their indexes hold only entries that do)', async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user);
+    await insertEntries(app, user, gate, 20_000, at(0), { spreadMs: 1000 });
+    const key = '6f1c1d1e-2a3b-4c5d-8e9f-0a1b2c3d4e5f';
+    // 40 entries: each names the end user, the session and the key in turn, a few the rarer ones.
+    await app.db.driver.query(
+      `INSERT INTO log_entries (id, user_id, gate_id, gate_name, endpoint, model_requested, success, status_code,
+         end_user, session_id, api_key_id, created_at)
+       SELECT gen_random_uuid(), $1::uuid, $2::uuid, $3, '/v3/chat', 'mock/echo', true, 200,
+              CASE WHEN i % 2 = 0 THEN 'customer-7' END, CASE WHEN i % 4 = 0 THEN 'run-1' END,
+              CASE WHEN i % 8 = 0 THEN $5::uuid END, $4::timestamptz - make_interval(secs => i * 11)
+       FROM generate_series(1, 40) AS i`,
+      [user.id, gate.id, gate.name, at(0).toISOString(), key],
+    );
+    await app.db.driver.query('ANALYZE log_entries');
+    for (const [query, count] of [
+      [{ endUser: 'customer-7' }, 20],
+      [{ sessionId: 'run-1' }, 10],
+      [{ apiKeyId: key }, 5],
+    ] as const) {
+      let total = -1;
+      const read = await rowsRead(async () => {
+        await getLogs(app, user, query);
+        const res = await app.request(`/v1/logs/summary?${new URLSearchParams(query)}`, {
+          headers: user.auth,
+        });
+        total = ((await res.json()) as { count: number }).count;
+      });
+      expect(total, JSON.stringify(query)).toBe(count);
+      expect(read, JSON.stringify(query)).toBeLessThanOrEqual(count);
+    }
+  });
+});
+
 describe('paging', () => {
   it('follows nextCursor to the end without gaps or repeats, however many share a timestamp', async () => {
     const user = await signUpUser(app);
