@@ -50,8 +50,8 @@ type Profile = { nodes: Node[]; samples: number[]; timeDeltas: number[]; startTi
 /**
  * The names of the functions PGlite's WebAssembly module exports, by function index (V8's
  * `wasm-function[i]`): it is built to let extensions link against PostgreSQL, so ~2,000 of its
- * functions are named in its export table, though it has no name section. Read from the module's
- * import section (the imported functions come first in the index) and export section.
+ * functions are named in its export table, though it has no name section. An export's index
+ * counts the imported functions first, as V8's does.
  */
 function pgliteFunctionNames(): Map<number, string> {
   const dist = path.dirname(fileURLToPath(import.meta.resolve('@electric-sql/pglite')));

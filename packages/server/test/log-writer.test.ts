@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect, it } from 'vitest';
 import { createLogWriter } from '../src/dataplane/logWriter.ts';
-import { useTestApp } from './support/app.ts';
+import { databaseKind, useTestApp } from './support/app.ts';
 import { entryMaker } from './support/logs.ts';
 
 const app = useTestApp();
@@ -61,8 +61,7 @@ it('writes a batch whole or not at all, though PGlite takes it in several statem
   const bad = ids[35] as string;
   const first = entry(ids[0] as string);
   await Promise.all(
-    // A user who does not exist: its entry (in the third statement) is left out, and its hourly
-    // total's foreign key refuses the batch (SQLSTATE 23503).
+    // A user who does not exist: PostgreSQL refuses its row (SQLSTATE 23503), in the third statement.
     ids.map((id) => writer.add({ ...entry(id), latencyMs: 7, ...(id === bad && { userId: randomUUID() }) })),
   );
   await writer.drain();
@@ -78,7 +77,7 @@ it('writes a batch whole or not at all, though PGlite takes it in several statem
   expect(totals).toEqual({ requests: '39', latency: String(39 * 7) });
 });
 
-it('stores none of the entries of an account deleted while they waited, with a gate or without, and the rest of their batch', async () => {
+it('stores none of the entries of an account deleted while they waited, with a gate or without, counts them refused, and stores the rest of their batch', async () => {
   const gone = await entryMaker(app);
   const kept = await entryMaker(app);
   // Written only when drained.
@@ -86,11 +85,12 @@ it('stores none of the entries of an account deleted while they waited, with a g
   const [withGate, withoutGate, other] = [randomUUID(), randomUUID(), randomUUID()];
   const first = gone(withGate);
   await writer.add(first);
-  // Without a gate an entry adds to no hourly total, whose own key would refuse it.
+  // Without a gate an entry adds to no hourly total: only its own key can refuse it.
   await writer.add({ ...gone(withoutGate), gateId: null, gateName: null });
   await writer.add(kept(other));
   await app.db.driver.query('DELETE FROM users WHERE id = $1::uuid', [first.userId]);
   await writer.drain();
+  expect(writer.stats()).toMatchObject({ queued: 0, written: 1, refused: 2 });
   await writer.close();
   const stored = await app.db.driver.query<{ id: string }>(
     'SELECT id::text FROM log_entries WHERE id = ANY($1::uuid[])',
@@ -102,6 +102,30 @@ it('stores none of the entries of an account deleted while they waited, with a g
   );
   expect(orphans?.n).toBe(0);
 });
+
+it.runIf(databaseKind === 'pglite')(
+  'on PGlite checks no key the insert resolves itself, and every other key still',
+  async () => {
+    const entry = await entryMaker(app);
+    const writer = createLogWriter({ intervalMs: 60_000 });
+    await writer.add(entry(randomUUID()));
+    await writer.drain();
+    await writer.close();
+    // Each foreign key's triggers on log_entries: its checks on insert and update (log_entries'
+    // own keys), or its actions (log_media's key, which names log_entries).
+    const triggers = await app.db.driver.query<{ key: string; enabled: string }>(
+      `SELECT c.conname::text AS key, string_agg(DISTINCT tg.tgenabled::text, '') AS enabled
+       FROM pg_trigger tg JOIN pg_constraint c ON c.oid = tg.tgconstraint
+       WHERE tg.tgrelid = 'log_entries'::regclass GROUP BY c.conname ORDER BY c.conname`,
+    );
+    expect(triggers).toEqual([
+      { key: 'log_entries_gate_id_fkey', enabled: 'D' },
+      { key: 'log_entries_gate_session_id_fkey', enabled: 'D' },
+      { key: 'log_entries_user_id_fkey', enabled: 'O' },
+      { key: 'log_media_log_entry_id_fkey', enabled: 'O' },
+    ]);
+  },
+);
 
 it('once the writer has written, deleting a gate still clears its entries’ gate, and deleting the account still takes its entries and their files', async () => {
   const entry = await entryMaker(app);

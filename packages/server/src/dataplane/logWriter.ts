@@ -78,8 +78,7 @@ const DEFAULTS: Partial<Record<keyof LogEntryData, unknown>> = {
 // per batch, no per-row round trip and no ORM in the way on the hot path. A gate deleted while
 // its entries waited in the queue leaves them with no gate_id (as deleting it does to the entries
 // already written) rather than failing its foreign key and losing them; the totals keep its id.
-// An agent session deleted meanwhile (with its gate) is let go the same way. The entries of an
-// account deleted meanwhile are not stored (its deletion took its log with it).
+// An agent session deleted meanwhile (with its gate) is let go the same way.
 const LIST = COLUMNS.map(([c]) => `"${c}"`).join(', ');
 const JOINED: Record<string, string> = { gate_id: 'g.id', gate_session_id: 's.id' };
 const SELECTED = COLUMNS.map(([c]) => JOINED[c] ?? `x."${c}"`).join(', ');
@@ -89,25 +88,26 @@ const INSERT_ENTRIES = `INSERT INTO log_entries (${LIST}, "search")
   SELECT ${SELECTED}, x.search_words::tsvector
   FROM jsonb_to_recordset($1::jsonb) AS x(${COLUMNS.map(([c, t]) => `"${c}" ${t}`).join(', ')}, search_words text)
   LEFT JOIN gates g ON g.id = x.gate_id
-  LEFT JOIN agent_sessions s ON s.id = x.gate_session_id
-  WHERE EXISTS (SELECT 1 FROM users u WHERE u.id = x.user_id)`;
+  LEFT JOIN agent_sessions s ON s.id = x.gate_session_id`;
 
 /**
- * On PGlite the statement above is all the foreign keys of log_entries need: it finds each entry's
- * account, gate and session itself, it is the only writer of entries, and PGlite runs one
- * statement at a time, so nothing can be deleted between its look-up and its insert. PostgreSQL's
- * check of the same keys, a query of its own for every key of every row, was ~15 % of PGlite's
- * thread under the bench's load, so there the checks on inserting an entry are turned off (the
- * triggers that delete or clear entries when their account, gate or session goes stay on: they
- * belong to those tables). Once per process, before its first batch; a data directory keeps it.
- * PostgreSQL keeps its checks: there other processes and connections delete concurrently.
+ * The foreign keys of log_entries that INSERT_ENTRIES resolves itself: it looks up each entry's
+ * gate and agent session and stores NULL for one that is gone. On PGlite it is the only writer
+ * of entries and PGlite runs one statement at a time, so nothing can be deleted between its
+ * look-up and its insert, and PostgreSQL's check of these keys (a query per key per row, at the
+ * statement's end; with the account's, ~14 % of PGlite's thread under the bench's load) finds
+ * nothing: there the checks on inserting or updating an entry are turned off for these two keys,
+ * once per process before its first batch (the data directory keeps it). The account's key stays
+ * checked, and the triggers that clear entries when their gate or session goes belong to those
+ * tables and stay on. PostgreSQL keeps every check: other connections delete concurrently.
  */
-const ENTRY_CHECKS_OFF = `DO $$
+const RESOLVED_KEYS = ['log_entries_gate_id_fkey', 'log_entries_gate_session_id_fkey'];
+const RESOLVED_KEY_CHECKS_OFF = `DO $$
 DECLARE t record;
 BEGIN
   FOR t IN SELECT tg.tgname FROM pg_trigger tg JOIN pg_constraint c ON c.oid = tg.tgconstraint
     WHERE tg.tgrelid = 'log_entries'::regclass AND c.conrelid = 'log_entries'::regclass
-      AND c.contype = 'f' AND tg.tgenabled <> 'D'
+      AND c.conname IN (${RESOLVED_KEYS.map((k) => `'${k}'`).join(', ')}) AND tg.tgenabled <> 'D'
   LOOP
     EXECUTE format('ALTER TABLE log_entries DISABLE TRIGGER %I', t.tgname);
   END LOOP;
@@ -442,25 +442,33 @@ function encoded(
  */
 const PIECE = 16;
 
-/** Per database: ENTRY_CHECKS_OFF done (or under way). */
-const entryChecksOff = new WeakMap<object, Promise<void>>();
+/** Per database: RESOLVED_KEY_CHECKS_OFF done, or failed (and said so) and to be tried again. */
+const resolvedKeyChecks = new WeakMap<object, 'done' | 'failed'>();
 
-function entryChecksOffOnPglite(): Promise<void> | undefined {
+/**
+ * RESOLVED_KEY_CHECKS_OFF on PGlite, before a batch until it has been done. It only saves time:
+ * while it fails the log is written with the checks on (the process log says why, once).
+ */
+async function resolvedKeyChecksOff(): Promise<void> {
   const db = sql();
-  if (db.kind !== 'pglite') return undefined;
-  let done = entryChecksOff.get(db);
-  if (!done) {
-    done = db.exec(ENTRY_CHECKS_OFF).catch((error) => {
-      entryChecksOff.delete(db); // tried again with the next batch
-      throw error;
-    });
-    entryChecksOff.set(db, done);
+  const state = resolvedKeyChecks.get(db);
+  if (db.kind !== 'pglite' || state === 'done') return;
+  try {
+    await db.exec(RESOLVED_KEY_CHECKS_OFF);
+    resolvedKeyChecks.set(db, 'done');
+  } catch (error) {
+    if (state !== 'failed') {
+      console.error(
+        'log writer: the foreign-key checks it makes redundant stay on for now:',
+        firstLine(error),
+      );
+    }
+    resolvedKeyChecks.set(db, 'failed');
   }
-  return done;
 }
 
 async function insert(entries: Queued[], behind: boolean): Promise<void> {
-  await entryChecksOffOnPglite();
+  await resolvedKeyChecksOff();
   const media = mediaRowsOf(entries);
   const whole = behind || sql().kind !== 'pglite';
   const size = whole ? Math.max(entries.length, 1) : PIECE;

@@ -82,13 +82,29 @@ const WORKER = new URL('./pglite-worker.mjs', import.meta.url);
 /** The database thread's JavaScript is little more than messages in and out (V8's default: 48 MB). */
 const YOUNG_GENERATION_MB = 8;
 
+/**
+ * A process started with --cpu-prof (bench:profile) profiles the database thread too: the flag,
+ * its directory and its interval, each with its value (`--cpu-prof-dir x` or `=x`); not its file
+ * name, which would be both threads' and keep only one profile.
+ */
+export function profilingArgs(execArgv: readonly string[]): string[] {
+  const args: string[] = [];
+  execArgv.forEach((arg, i) => {
+    if (arg === '--cpu-prof') args.push(arg);
+    const [name, value] = arg.split('=', 2);
+    if (name !== '--cpu-prof-dir' && name !== '--cpu-prof-interval') return;
+    const given = value ?? execArgv[i + 1];
+    if (given !== undefined) args.push(`${name}=${given}`);
+  });
+  return args;
+}
+
 function startPeer(dataDir: string, options: PGliteOptions, inProcess: boolean): Peer {
-  // The worker is plain JavaScript: it needs none of the parent's loaders (tsx). A process
-  // started with --cpu-prof (bench:profile) profiles this thread too.
+  // The worker is plain JavaScript: it needs none of the parent's loaders (tsx).
   if (inProcess)
     return new Worker(WORKER, {
       workerData: { dataDir, options },
-      execArgv: process.execArgv.filter((arg) => arg.startsWith('--cpu-prof')),
+      execArgv: profilingArgs(process.execArgv),
       resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
     });
   // The child runs initdb and the migrations once: V8's optimising compiler, let loose on
