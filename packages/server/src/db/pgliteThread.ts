@@ -91,9 +91,10 @@ export function profilingArgs(execArgv: readonly string[]): string[] {
   const args: string[] = [];
   execArgv.forEach((arg, i) => {
     if (arg === '--cpu-prof') args.push(arg);
-    const [name, value] = arg.split('=', 2);
+    const equals = arg.indexOf('=');
+    const name = equals < 0 ? arg : arg.slice(0, equals);
     if (name !== '--cpu-prof-dir' && name !== '--cpu-prof-interval') return;
-    const given = value ?? execArgv[i + 1];
+    const given = equals < 0 ? execArgv[i + 1] : arg.slice(equals + 1);
     if (given !== undefined) args.push(`${name}=${given}`);
   });
   return args;
