@@ -269,8 +269,9 @@ export async function seedLogs(db: Database, opts: SeedOptions): Promise<SeedRes
   // The search words' GIN index is built once after the rows rather than row by row (its own
   // definition, from the migration, again): several times faster for a large seed.
   const [searchIndex] = await db.driver.query<{ def: string }>(
-    `SELECT pg_get_indexdef(i.indexrelid) AS def FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-     WHERE c.relname = 'log_entries_search_idx'`,
+    // The index of the schema in use (search_path): another schema's has the same name.
+    `SELECT pg_get_indexdef(i.indexrelid) AS def FROM pg_index i
+     WHERE i.indexrelid = to_regclass('log_entries_search_idx')`,
   );
   if (searchIndex) await db.driver.exec('DROP INDEX log_entries_search_idx');
   try {
