@@ -97,9 +97,10 @@ const INSERT_ENTRIES = `INSERT INTO log_entries (${LIST}, "search")
  * look-up and its insert, and PostgreSQL's check of these keys (a query per key per row, at the
  * statement's end; with the account's, ~14 % of PGlite's thread under the bench's load) finds
  * nothing: there the checks on inserting or updating an entry are turned off for these two keys,
- * once per process before its first batch (the data directory keeps it). The account's key stays
- * checked, and the triggers that clear entries when their gate or session goes belong to those
- * tables and stay on. PostgreSQL keeps every check: other connections delete concurrently.
+ * before a batch until that has been done once in the process (the data directory keeps it; it is
+ * done again at every start). The account's key stays checked, and the triggers that clear
+ * entries when their gate or session goes belong to those tables and stay on. PostgreSQL keeps
+ * every check: other connections delete concurrently.
  */
 const RESOLVED_KEYS = ['log_entries_gate_id_fkey', 'log_entries_gate_session_id_fkey'];
 const RESOLVED_KEY_CHECKS_OFF = `DO $$
