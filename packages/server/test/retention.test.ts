@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { sql } from '../src/db/client.ts';
 import { purgeExpiredLogs } from '../src/domain/retention.ts';
-import { useTestApp } from './support/app.ts';
+import { databaseKind, useTestApp } from './support/app.ts';
 import { createGate, signUpUser } from './support/factories.ts';
 
 const app = useTestApp();
@@ -98,4 +99,35 @@ describe('log retention', () => {
     await purgeExpiredLogs();
     expect(await app.db.prisma.logEntry.findUnique({ where: { id: old } })).toBeNull();
   });
+
+  // PGlite has no autovacuum: without the purge's VACUUM the deleted entries' room is never used
+  // again and the data directory only grows. (PostgreSQL's autovacuum does it there, in its time.)
+  it.runIf(databaseKind === 'pglite')(
+    'gives the room of the entries it deleted back to new ones on PGlite',
+    async () => {
+      const user = await signUpUser(app);
+      await app.db.prisma.user.update({ where: { id: user.id }, data: { plan: 'free' } });
+      const gate = await createGate(app, user);
+      const heap = async () =>
+        Number((await sql().query<{ n: string }>(`SELECT pg_relation_size('log_entries')::text AS n`))[0]?.n);
+      const insert = (daysAgo: number) =>
+        sql().query(
+          `INSERT INTO log_entries (id, user_id, gate_id, gate_name, endpoint, success, status_code, created_at, provider_request)
+           SELECT gen_random_uuid(), $1::uuid, $2::uuid, 'g', '/v3/chat', true, 200,
+                  now() - make_interval(days => $3::int), jsonb_build_object('padding', repeat('x', 400) || i)
+           FROM generate_series(1, 3000) i`,
+          [user.id, gate.id, daysAgo],
+        );
+      const before = await heap();
+      await insert(31);
+      const old = (await heap()) - before;
+
+      expect((await purgeExpiredLogs()).entries).toBe(3000);
+      await insert(1);
+
+      // Without the VACUUM the young entries took as many new pages again (before + 2 × old).
+      expect(old).toBeGreaterThan(1_000_000);
+      expect((await heap()) - before).toBeLessThan(old * 1.25);
+    },
+  );
 });
