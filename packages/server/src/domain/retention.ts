@@ -45,7 +45,7 @@ async function purgeRows(table: 'log_entries' | 'video_jobs', batch: number, par
  */
 async function reclaim(tables: string[]) {
   if (tables.length === 0 || sql().kind !== 'pglite') return;
-  // The purge stands either way; the next one that deletes anything tries again.
+  // The purge stands either way; the next purge that deletes from these tables tries again.
   await sql()
     .exec(`VACUUM ${tables.join(', ')}`)
     .catch((error) => console.error(`retention: VACUUM ${tables.join(', ')} failed`, error));
