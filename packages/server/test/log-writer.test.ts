@@ -24,6 +24,64 @@ it('keeps entries queued while the log table cannot be written, and writes them 
   expect(stored.map((e) => e.id).sort()).toEqual([...ids].sort());
 });
 
+/** An entry whose provider request holds `chars` characters of a prompt, as a coding agent's turn does. */
+const sized = (entry: Awaited<ReturnType<typeof entryMaker>>, id: string, chars: number) => ({
+  ...entry(id),
+  providerRequest: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x'.repeat(chars) }] },
+});
+
+it('makes a request wait for room once the entries waiting hold maxQueuedChars of JSON, however few they are, and lets it go once they are written', async () => {
+  const entry = await entryMaker(app);
+  const writer = createLogWriter({ intervalMs: 20, maxQueuedChars: 150_000 });
+  const ids = [randomUUID(), randomUUID(), randomUUID()];
+  await app.db.driver.exec('ALTER TABLE log_entries RENAME TO log_entries_away');
+  let third: Promise<void> | undefined;
+  let thirdAdded = false;
+  try {
+    await writer.add(sized(entry, ids[0] as string, 100_000));
+    await writer.add(sized(entry, ids[1] as string, 100_000));
+    // Both encoded and queued (the next turn of the event loop), ~200,000 characters: past the bound.
+    await new Promise((r) => setTimeout(r, 100));
+    third = writer.add(sized(entry, ids[2] as string, 100)).then(() => {
+      thirdAdded = true;
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(thirdAdded).toBe(false);
+    expect(writer.stats()).toMatchObject({ queued: 2, written: 0 });
+  } finally {
+    await app.db.driver.exec('ALTER TABLE log_entries_away RENAME TO log_entries');
+  }
+  await third;
+  await writer.close();
+  const stored = await app.db.prisma.logEntry.findMany({ where: { id: { in: ids } }, select: { id: true } });
+  expect(stored.map((e) => e.id).sort()).toEqual([...ids].sort());
+});
+
+it('writes large entries in batches of at most maxBatchChars of JSON, and one larger than that alone', async () => {
+  const entry = await entryMaker(app);
+  const writer = createLogWriter({ intervalMs: 20, maxBatchChars: 250_000 });
+  const ids = Array.from({ length: 5 }, () => randomUUID());
+  // Queued together while the table is away, then written from one queue.
+  await app.db.driver.exec('ALTER TABLE log_entries RENAME TO log_entries_away');
+  try {
+    for (const [i, id] of ids.entries()) await writer.add(sized(entry, id, i === 4 ? 300_000 : 100_000));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(writer.stats()).toMatchObject({ queued: 5, written: 0 });
+  } finally {
+    await app.db.driver.exec('ALTER TABLE log_entries_away RENAME TO log_entries');
+  }
+  await writer.close();
+  // Each batch is one transaction: the entries it inserted share its id (xmin).
+  const rows = await app.db.driver.query<{ id: string; tx: string }>(
+    'SELECT id::text, xmin::text AS tx FROM log_entries WHERE id = ANY($1::uuid[])',
+    [ids],
+  );
+  const batches = new Map<string, number[]>();
+  for (const r of rows) batches.set(r.tx, [...(batches.get(r.tx) ?? []), (ids as string[]).indexOf(r.id)]);
+  const sorted = [...batches.values()].map((b) => b.sort()).sort((a, b) => (a[0] ?? 0) - (b[0] ?? 0));
+  expect(sorted).toEqual([[0, 1], [2, 3], [4]]);
+});
+
 it('leaves out an entry that cannot be encoded even without its payload, stores the ones around it, and gives back its files’ bytes', async () => {
   const entry = await entryMaker(app);
   const writer = createLogWriter({ intervalMs: 20 });

@@ -517,6 +517,18 @@ export type LogWriterOptions = {
   maxQueue?: number;
   /** The media bytes the queue may hold before adding waits for room, like maxQueue. */
   maxQueuedMediaBytes?: number;
+  /**
+   * The characters of encoded entries (their JSON) the queue may hold before adding waits for
+   * room, like maxQueue: a coding agent's entries are ~100 kB each, so a bound in entries alone
+   * let the queue hold gigabytes.
+   */
+  maxQueuedChars?: number;
+  /**
+   * The characters of JSON one batch carries at most (it takes at least one entry, however
+   * large): the database reads a statement's whole parameter at once, and PGlite's memory, once
+   * grown, is never given back.
+   */
+  maxBatchChars?: number;
 };
 
 export function createLogWriter(opts: LogWriterOptions = {}) {
@@ -524,7 +536,11 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
   const intervalMs = opts.intervalMs ?? 100;
   const maxQueue = opts.maxQueue ?? 20_000;
   const maxMediaBytes = opts.maxQueuedMediaBytes ?? 64 * 1024 * 1024;
+  const maxQueuedChars = opts.maxQueuedChars ?? 64 * 1024 * 1024;
+  const maxBatchChars = opts.maxBatchChars ?? 4 * 1024 * 1024;
   let queue: Queued[] = [];
+  /** The characters of the queue's JSON (its entries' `json`). */
+  let queuedChars = 0;
   /**
    * Entries added and not encoded yet. Encoding a row is a good part of a request's own work: it
    * waits for the next turn of the event loop (setImmediate), after the answer has been written.
@@ -585,6 +601,7 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
       if (found.payloadDropped) payloadDropped += 1;
       if (found.row.sanitized) sanitized += 1;
       queue.push(found.row);
+      queuedChars += found.row.json.length;
     }
   }
   const pending = () => queue.length + added.length;
@@ -600,8 +617,27 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
     const gone = queue.slice(0, count);
     queue = queue.slice(count);
     mediaBytes -= gone.reduce((n, e) => n + mediaBytesOf(e), 0);
+    queuedChars -= gone.reduce((n, e) => n + e.json.length, 0);
     return gone;
   }
+
+  /**
+   * The next batch: the first entries, at most `limit` of them and maxBatchChars of JSON (at
+   * least one); `full` when a bound cut it rather than the queue's end.
+   */
+  function nextBatch(): { batch: Queued[]; full: boolean } {
+    let count = 0;
+    let chars = 0;
+    while (count < queue.length && count < limit) {
+      const size = (queue[count] as Queued).json.length;
+      if (count > 0 && chars + size > maxBatchChars) break;
+      chars += size;
+      count += 1;
+    }
+    return { batch: queue.slice(0, count), full: count < queue.length || count >= batchSize };
+  }
+  /** A full batch waits: write now rather than on the timer. */
+  const batchWaits = () => queue.length >= limit || queuedChars >= maxBatchChars;
 
   function failed(reason: WriteFailure, error: unknown): void {
     writeFailures[reason] += 1;
@@ -637,12 +673,12 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
   async function writeAll(): Promise<void> {
     let again = true;
     encodeAdded();
-    while (queue.length > 0 && (again || queue.length >= limit)) {
+    while (queue.length > 0 && (again || batchWaits())) {
       again = false;
-      const batch = queue.slice(0, limit);
+      const { batch, full } = nextBatch();
       try {
-        // Behind: a full batch, or more waiting after this one (a refusal cut the batch).
-        await insert(batch, batch.length >= batchSize || queue.length > batch.length);
+        // Behind: a full batch, or more waiting after this one (a bound or a refusal cut the batch).
+        await insert(batch, full);
         for (const e of batch) retriedAlone.delete(e.id);
         shift(batch.length);
         written += batch.length;
@@ -715,7 +751,11 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
     /** Queues an entry, and the files its answer carried (stored in log_media, with it). */
     async add(entry: LogEntryData, media?: StoredMedia[]): Promise<void> {
       if (closed) throw new Error('log writer is closed');
-      while (pending() >= maxQueue || (mediaBytes > maxMediaBytes && pending() > 0)) await flush();
+      while (
+        pending() >= maxQueue ||
+        (pending() > 0 && (mediaBytes > maxMediaBytes || queuedChars > maxQueuedChars))
+      )
+        await flush();
       added.push({ entry, media });
       encoding ??= setImmediate(encodeAdded);
       if (media && media.length > 0) {
@@ -723,7 +763,7 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
         // Files are large: they go out at once rather than waiting for the timer.
         if (mediaBytes > maxMediaBytes / 4) void flush();
       }
-      if (pending() >= batchSize) void flush();
+      if (pending() >= batchSize || queuedChars >= maxBatchChars) void flush();
     },
     /** Writes everything queued; resolves when the queue is empty (or the database stays away). */
     drain: () => writeOut(),
