@@ -15,6 +15,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import {
+  agentChat,
   buildServer,
   CHAT,
   cpuMs,
@@ -74,6 +75,8 @@ const mb = (n: number) => `${n.toFixed(0)} MB`;
 const ms = (n: number) => `${n.toFixed(2)} ms`;
 const plusMs = (n: number) => `${n >= 0 ? '+' : ''}${ms(n)}`;
 const rps = (n: number) => `${n.toFixed(0)} req/s`;
+/** Coding agents sending their turns at once, in the run's last round on each database. */
+const AGENTS = 4;
 
 type Latency = { sent: number; ok: number; errors: number; p50: number; p99: number };
 
@@ -477,6 +480,25 @@ async function benchDatabase(db: Database, peers: Peers) {
       name,
       `streaming: relay cost per chunk (${STREAM_CHUNKS}-chunk streams)`,
       `${s.perChunkWallUs.toFixed(1)} µs wall-clock, ${s.perChunkCpuUs.toFixed(1)} µs of the gateway's CPU`,
+    );
+
+    // Last, since it grows the process: a coding agent's turns, ~70 kB each, four at a time.
+    const turn = agentChat();
+    console.log(
+      `${name}: coding agents' turns (${(turn.length / 1024).toFixed(0)} kB bodies), wrk c${AGENTS}, ${SECONDS} s…`,
+    );
+    const watchAgents = watchRss(gateway.pid);
+    const agents = await cpuPerRequest(
+      { gateway: gateway.pid },
+      gateway.pid,
+      () => wrk(viaGateway.url, viaGateway.headers, turn, SECONDS, AGENTS),
+      (r) => r * SECONDS,
+    );
+    const agentsPeak = watchAgents();
+    row(
+      name,
+      `coding agents' turns (${(turn.length / 1024).toFixed(0)} kB bodies, wrk c${AGENTS}): peak RSS, CPU a request`,
+      `${mb(agentsPeak)}; ${us(agents.perPart.gateway ?? 0)} (main thread ${us(agents.main)}${pglite ? `, database thread ${us(agents.database)}` : ''}, other threads ${us(agents.others)}${pglite ? '' : `; PostgreSQL server ${us(agents.postgres ?? 0)}`}), ${rps(agents.result)}`,
     );
 
     // This process's pooled connection may have been closed by the server's idle timeout meanwhile.

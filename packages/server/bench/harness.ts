@@ -30,6 +30,57 @@ const PORTKEY_DIR = path.join(os.homedir(), '.cache', 'gatehouse-bench', `portke
 
 /** The chat request the benches send, and the block-limited gate the profiles call. */
 export const CHAT = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ping' }] });
+/**
+ * A body the size and shape of a coding agent's turn (Claude Code and Codex send ~100-150 kB):
+ * 40 tools with JSON Schemas, then 120 messages of a session, the assistant's tool calls and the
+ * tools' results (file contents) among them. ASCII only: wrk's Lua takes it as a string literal.
+ */
+export function agentChat(): string {
+  const line = (i: number) => `  const value${i} = compute(input.field${i % 7}, options); // step ${i}\n`;
+  const file = (n: number, lines: number) => Array.from({ length: lines }, (_, i) => line(n + i)).join('');
+  const tools = Array.from({ length: 40 }, (_, i) => ({
+    type: 'function',
+    function: {
+      name: `tool_${i}`,
+      description: `Tool ${i}: reads, edits or runs something in the workspace, as the agent asks. `.repeat(
+        3,
+      ),
+      parameters: {
+        type: 'object',
+        properties: {
+          path: { type: 'string', description: 'The file, relative to the workspace root' },
+          content: { type: 'string', description: 'What to write' },
+          line: { type: 'integer', minimum: 1 },
+          flags: { type: 'array', items: { type: 'string', enum: ['a', 'b', 'c'] } },
+        },
+        required: ['path'],
+        additionalProperties: false,
+      },
+    },
+  }));
+  const messages: unknown[] = [
+    { role: 'system', content: 'You are a coding agent working in a repository. '.repeat(40) },
+  ];
+  for (let turn = 0; messages.length < 120; turn++) {
+    messages.push({ role: 'user', content: `Step ${turn}: fix the failing test in src/module${turn}.ts` });
+    messages.push({
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        {
+          id: `call_${turn}`,
+          type: 'function',
+          function: {
+            name: `tool_${turn % 40}`,
+            arguments: JSON.stringify({ path: `src/module${turn}.ts` }),
+          },
+        },
+      ],
+    });
+    messages.push({ role: 'tool', tool_call_id: `call_${turn}`, content: file(turn * 10, 12) });
+  }
+  return JSON.stringify({ model: 'gpt-4o-mini', messages, tools });
+}
 export const BLOCK_GATE = {
   model: 'openai/gpt-4o-mini',
   maxTokens: 16,

@@ -17,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
+  agentChat,
   BLOCK_GATE,
   benchNodeArgs,
   buildServer,
@@ -36,9 +37,15 @@ import {
 } from './harness.ts';
 
 const SECONDS = Number(process.env.BENCH_PROFILE_SECONDS ?? 15);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const CONNECTIONS = Number(
+  process.env.BENCH_CONNECTIONS ?? (process.env.BENCH_PROFILE_BODY === 'agent' ? 4 : 32),
+);
 const KIND = (process.env.BENCH_PROFILE_DATABASE ?? 'pglite') as 'pglite' | 'postgres';
 const TOP = Number(process.env.BENCH_PROFILE_TOP ?? 25);
+// BENCH_PROFILE_BODY=agent: a coding agent's turn instead of the bench's one-word chat.
+const AGENT = process.env.BENCH_PROFILE_BODY === 'agent';
+
+const BODY = AGENT ? agentChat() : CHAT;
 
 type Node = {
   id: number;
@@ -162,13 +169,15 @@ try {
   const { headers } = await setUp(gateway.base, { bench: BLOCK_GATE });
   const url = `${gateway.base}/v1/chat/completions`;
   const h = headers.bench as Record<string, string>;
-  console.log(`warming up (5 s), then wrk c${CONNECTIONS} for ${SECONDS} s…`);
-  await wrk(url, h, CHAT, 5, CONNECTIONS);
+  console.log(
+    `${AGENT ? `a coding agent's turn (${(BODY.length / 1024).toFixed(0)} kB)` : 'the bench chat'}: warming up (5 s), then wrk c${CONNECTIONS} for ${SECONDS} s…`,
+  );
+  await wrk(url, h, BODY, 5, CONNECTIONS);
   await sleep(2000);
   const load = await cpuPerRequest(
     { gateway: gateway.pid },
     gateway.pid,
-    () => wrk(url, h, CHAT, SECONDS, CONNECTIONS),
+    () => wrk(url, h, BODY, SECONDS, CONNECTIONS),
     (rps) => rps * SECONDS,
   );
   const requests = load.result * SECONDS;
