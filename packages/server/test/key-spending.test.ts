@@ -165,12 +165,15 @@ describe.each(LEDGERS)('on %s', (_ledger, env) => {
       const res = await chat(app, user, gate.id);
       expect(res.status).toBe(200);
       const { costUsd } = (await res.json()) as { costUsd: number };
+      // The settlement is written behind the answer: the hold is counted until it lands.
+      await app.runtime.spending.settled();
       await limitKey(user, 1, 'block', 'monthly');
       const listed = (await (await app.request('/v1/api-keys', { headers: user.auth })).json()) as {
         apiKeys: { spendingCurrent: number }[];
       };
       expect(listed.apiKeys[0]?.spendingCurrent).toBeCloseTo(costUsd, 8);
       expect((await chat(app, user, gate.id)).status).toBe(200);
+      await app.runtime.spending.settled();
       const after = (await (await app.request('/v1/api-keys', { headers: user.auth })).json()) as {
         apiKeys: { spendingCurrent: number }[];
       };

@@ -185,11 +185,13 @@ const behind = writtenBehind();
 export function settleRow(reservation: RowReservation, actual: number): Promise<void> {
   const { row } = reservation;
   const key = rowKeyOf(row);
-  const write = rowStepBatch(key, { row, hold: reservation, actual }).then(
+  const chargesMore = settledUsd(actual, reservation.amount) > reservation.amount;
+  // Behind the answer, it may wait a moment for the next reservation on the row (groupCommit).
+  const write = rowStepBatch(key, { row, hold: reservation, actual }, { linger: !chargesMore }).then(
     () => undefined,
     (error) => console.error('spending: could not record', actual, 'USD for', key, error),
   );
-  return behind.add(key, write, settledUsd(actual, reservation.amount) > reservation.amount);
+  return behind.add(key, write, chargesMore);
 }
 
 /** Resolves once every row settlement made so far in this process is in the database. */

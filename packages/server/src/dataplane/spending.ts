@@ -167,9 +167,14 @@ export type Settlement = {
   current?: number;
 };
 
-/** Replaces a reservation with the actual cost (0 when the request failed). */
+/**
+ * Replaces a reservation with the actual cost (0 when the request failed). One that gives back
+ * part of its hold is written behind the answer (ledger.ts), so it may wait a moment for the
+ * client's next reservation on the gate (groupCommit's linger).
+ */
 export async function settle(reservation: Reservation, actual: number): Promise<void> {
-  await gateStep(reservation.gateId, { reservation, actual });
+  const givesBack = settledUsd(actual, reservation.amount) <= reservation.amount;
+  await gateStep(reservation.gateId, { reservation, actual }, { linger: givesBack });
 }
 
 /** Adds a cost to a gate without a block limit, and tells whether an alert_only limit is reached. */
