@@ -166,8 +166,11 @@ describe.runIf(disk)('log entries while the disk is full', () => {
     'stores part of a batch refused with room for part of it: one entry at a time, not halves that use the room up',
     async () => {
       const entry = await entryMaker(app);
-      // No timer: the batch goes out whole when drained.
-      const writer = createLogWriter({ intervalMs: 3_600_000 });
+      // No timer: the batch goes out whole when drained. Larger than the default batch bound
+      // (4 Mi characters) so that it is refused while being read: a batch under PostgreSQL's
+      // work_mem (4 MB) is refused while inserting, and the pages it added keep the room until a
+      // VACUUM, which the full disk refuses too (its visibility map cannot grow).
+      const writer = createLogWriter({ intervalMs: 3_600_000, maxBatchChars: 16 * 1024 * 1024 });
       const ids = Array.from({ length: 8 }, () => randomUUID());
       small.fill(2.5 * 1024 * 1024);
       // ~0.8 MB each: a batch of ~6.4 MB for a disk with room for two or three.
