@@ -137,7 +137,7 @@ describe.runIf(disk)('log entries while the disk is full', () => {
     const gate = await createGate(app, user);
     const failuresBefore = await metric(DISK_FULL);
     small.fill();
-    // Eight entries of ~0.8 MB each: one batch of ~6.4 MB.
+    // Eight entries of ~0.8 MB each, ~6.4 MB (in batches of at most 4 Mi characters).
     const count = 8;
     for (let i = 0; i < count; i++) await answered(user, gate.id, 400_000);
     await eventually(async () => {

@@ -651,8 +651,8 @@ export function createLogWriter(opts: LogWriterOptions = {}) {
     const why = `${typeof code === 'string' ? `${code} ` : ''}${firstLine(error)}`;
     console.error(
       reason === 'disk_full'
-        ? `log writer: the database is out of disk space (${why}); ${pending()} entries wait in memory (up to ${maxQueue}, then requests wait for room) and are retried in smaller batches until they fit`
-        : `log writer: cannot write (${why}); ${pending()} entries wait in memory (up to ${maxQueue}, then requests wait for room) and are retried`,
+        ? `log writer: the database is out of disk space (${why}); ${pending()} entries wait in memory (up to ${maxQueue}, or ${maxQueuedChars} characters of JSON, then requests wait for room) and are retried in smaller batches until they fit`
+        : `log writer: cannot write (${why}); ${pending()} entries wait in memory (up to ${maxQueue}, or ${maxQueuedChars} characters of JSON, then requests wait for room) and are retried`,
     );
   }
 
