@@ -20,7 +20,7 @@ import {
   type Settlement,
   settle,
 } from './spending.ts';
-import { settledUsd } from './usage.ts';
+import { chargesMore } from './usage.ts';
 
 export type { Refusal, Reservation, Reserved, Settlement };
 export { isRefusal };
@@ -67,14 +67,16 @@ export function createSqlLedger(): SpendingLedger {
   // (groupCommit.ts's writtenBehind); a reservation made after it in this process is decided after
   // it (spending.ts: a gate's calls go in order, settlements first in a statement).
   const behind = writtenBehind();
-  const settleBehind = (reservation: Reservation, actual: number): Promise<void> =>
-    behind.add(
+  const settleBehind = (reservation: Reservation, actual: number): Promise<void> => {
+    const waitedFor = chargesMore(actual, reservation.amount);
+    return behind.add(
       reservation.gateId,
-      settle(reservation, actual).catch((error) =>
+      settle(reservation, actual, { linger: !waitedFor }).catch((error) =>
         console.error('spending: could not record', actual, 'USD for gate', reservation.gateId, error),
       ),
-      settledUsd(actual, reservation.amount) > reservation.amount,
+      waitedFor,
     );
+  };
   const landed = () => Promise.all([behind.landed(), rowSettlementsLanded()]);
   return {
     reserve,

@@ -11,7 +11,7 @@ import { sql } from '../db/client.ts';
 import { type HeldSpending, periodStart, type SpendingPeriod } from '../domain/spending.ts';
 import { groupCommit, writtenBehind } from './groupCommit.ts';
 import { settledAfter } from './spending.ts';
-import { MAX_USD, recordableUsd, settledUsd } from './usage.ts';
+import { chargesMore, MAX_USD, recordableUsd, settledUsd } from './usage.ts';
 
 export type RowScope =
   | { kind: 'key'; keyId: string; period: string }
@@ -185,13 +185,13 @@ const behind = writtenBehind();
 export function settleRow(reservation: RowReservation, actual: number): Promise<void> {
   const { row } = reservation;
   const key = rowKeyOf(row);
-  const chargesMore = settledUsd(actual, reservation.amount) > reservation.amount;
+  const waitedFor = chargesMore(actual, reservation.amount);
   // Behind the answer, it may wait a moment for the next reservation on the row (groupCommit).
-  const write = rowStepBatch(key, { row, hold: reservation, actual }, { linger: !chargesMore }).then(
+  const write = rowStepBatch(key, { row, hold: reservation, actual }, { linger: !waitedFor }).then(
     () => undefined,
     (error) => console.error('spending: could not record', actual, 'USD for', key, error),
   );
-  return behind.add(key, write, chargesMore);
+  return behind.add(key, write, waitedFor);
 }
 
 /** Resolves once every row settlement made so far in this process is in the database. */

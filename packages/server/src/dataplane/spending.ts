@@ -168,13 +168,16 @@ export type Settlement = {
 };
 
 /**
- * Replaces a reservation with the actual cost (0 when the request failed). One that gives back
- * part of its hold is written behind the answer (ledger.ts), so it may wait a moment for the
- * client's next reservation on the gate (groupCommit's linger).
+ * Replaces a reservation with the actual cost (0 when the request failed). `linger`: it is written
+ * behind the answer (ledger.ts), so it may wait a moment for the client's next reservation on the
+ * gate (groupCommit).
  */
-export async function settle(reservation: Reservation, actual: number): Promise<void> {
-  const givesBack = settledUsd(actual, reservation.amount) <= reservation.amount;
-  await gateStep(reservation.gateId, { reservation, actual }, { linger: givesBack });
+export async function settle(
+  reservation: Reservation,
+  actual: number,
+  opts: { linger?: boolean } = {},
+): Promise<void> {
+  await gateStep(reservation.gateId, { reservation, actual }, opts);
 }
 
 /** Adds a cost to a gate without a block limit, and tells whether an alert_only limit is reached. */

@@ -101,6 +101,14 @@ export function settledUsd(actual: number, reservedUsd: number): number {
   return Number.isFinite(actual) && actual >= 0 ? Math.min(actual, MAX_USD) : reservedUsd;
 }
 
+/**
+ * A settlement that charges more than its hold (a provider billing past the cap it was sent,
+ * failed attempts charged): the answer waits for it, so none leaves with a counter below what was
+ * spent. One that gives back part of its hold is written behind the answer (groupCommit.ts).
+ */
+export const chargesMore = (actual: number, reservedUsd: number): boolean =>
+  settledUsd(actual, reservedUsd) > reservedUsd;
+
 /** The note an entry carries when its answer's usage was not believed. */
 export function invalidUsageNote(error: InvalidUsage, chargedUsd: number): string {
   return `The provider reported invalid usage (${error.problems.join('; ')}); charged the worst case, $${chargedUsd.toFixed(8)}`;
