@@ -2,8 +2,8 @@
  * `pnpm --filter @gatehouse/server bench:profile`: where the gateway's CPU goes under the bench's
  * load (issue 30: "the flame is the plan"). It builds the server, starts the bench's upstream and
  * the gateway with `--cpu-prof` on a new database (BENCH_PROFILE_DATABASE: `pglite`, the default,
- * or `postgres`), the bench's block-limited gate, warms up, then runs wrk c32 for
- * BENCH_PROFILE_SECONDS (15) and stops the gateway so that it writes its profiles: the request
+ * or `postgres`), the bench's block-limited gate, warms up, then runs wrk c32 (c4 with a coding
+ * agent's turn as the body: BENCH_PROFILE_BODY=agent) for BENCH_PROFILE_SECONDS (15) and stops the gateway so that it writes its profiles: the request
  * thread's and, on PGlite, the database thread's (the server passes --cpu-prof on to it). It
  * prints the CPU per request of each thread and, from each profile, the self time by part (our
  * bundle, each package under node_modules, Node's internals, garbage collection, the rest) and the
@@ -36,16 +36,13 @@ import {
   wrk,
 } from './harness.ts';
 
-const SECONDS = Number(process.env.BENCH_PROFILE_SECONDS ?? 15);
-const CONNECTIONS = Number(
-  process.env.BENCH_CONNECTIONS ?? (process.env.BENCH_PROFILE_BODY === 'agent' ? 4 : 32),
-);
-const KIND = (process.env.BENCH_PROFILE_DATABASE ?? 'pglite') as 'pglite' | 'postgres';
-const TOP = Number(process.env.BENCH_PROFILE_TOP ?? 25);
 // BENCH_PROFILE_BODY=agent: a coding agent's turn instead of the bench's one-word chat.
 const AGENT = process.env.BENCH_PROFILE_BODY === 'agent';
-
 const BODY = AGENT ? agentChat() : CHAT;
+const SECONDS = Number(process.env.BENCH_PROFILE_SECONDS ?? 15);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? (AGENT ? 4 : 32));
+const KIND = (process.env.BENCH_PROFILE_DATABASE ?? 'pglite') as 'pglite' | 'postgres';
+const TOP = Number(process.env.BENCH_PROFILE_TOP ?? 25);
 
 type Node = {
   id: number;
