@@ -259,7 +259,8 @@ export async function applyRowSettlement(
   }
   const s = 2 + extra;
   // The entry's period still running: the counter grows; a new one: it starts there; one that is
-  // over (the row moved on): nothing changes.
+  // over (the row moved on): nothing changes. A `total` period has no next one: NULL, a WHEN never met
+  // (a far date instead, written as JavaScript writes it, `+275760-…`, is no timestamp to PGlite).
   await sql().query(
     `WITH fresh AS (
        INSERT INTO spending_settlements (reservation_id, scope) VALUES ($${s + 3}::uuid, $${s + 4})
@@ -274,7 +275,7 @@ export async function applyRowSettlement(
     [
       ...idParams(row),
       start,
-      nextStart(row.period, start) ?? new Date(8.64e15),
+      nextStart(row.period, start),
       amount.toFixed(10),
       reservationId,
       scope,
