@@ -64,11 +64,44 @@ export const keyLabel = (apiKeyId: string | null | undefined): string => cappedL
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 const ROUND_TRIP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
-const requests = new Counter({
+/**
+ * A counter summed here, per label set, and handed to prom-client when /metrics is read (its
+ * collect): prom-client builds and hashes a key from a label object and checks its names on every
+ * inc, and a request counts up to six times. Here the key is the label values joined, in
+ * labelNames' order; the label object is made once per set.
+ */
+function summedCounter<L extends string>(opts: { name: string; help: string; labelNames: readonly L[] }) {
+  const sums = new Map<string, { labels: Partial<Record<L, string>>; value: number }>();
+  new Counter({
+    ...opts,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const { labels, value } of sums.values()) this.inc(labels, value);
+    },
+  });
+  return {
+    inc(values: readonly string[], by = 1): void {
+      // As prom-client's own inc: a counter only grows, by a finite amount.
+      if (!Number.isFinite(by) || by < 0) throw new TypeError(`${opts.name}: not a valid increment: ${by}`);
+      const key = values.join('\u0000');
+      const sum = sums.get(key);
+      if (sum) sum.value += by;
+      else
+        sums.set(key, {
+          labels: Object.fromEntries(opts.labelNames.map((n, i) => [n, values[i]])) as Partial<
+            Record<L, string>
+          >,
+          value: by,
+        });
+    },
+  };
+}
+
+const requests = summedCounter({
   name: 'gatehouse_requests_total',
   help: 'Requests through a gate (one per log entry), by route, gate, model that answered (or was last tried; "none" before any), provider and outcome.',
   labelNames: ['route', 'gate', 'model', 'provider', 'outcome'] as const,
-  registers: [registry],
 });
 const duration = new Histogram({
   name: 'gatehouse_request_duration_seconds',
@@ -84,41 +117,35 @@ const upstream = new Histogram({
   buckets: LATENCY_BUCKETS,
   registers: [registry],
 });
-const tokens = new Counter({
+const tokens = summedCounter({
   name: 'gatehouse_tokens_total',
   help: 'Tokens of answered requests, by gate, model and type (input or output).',
   labelNames: ['gate', 'model', 'type'] as const,
-  registers: [registry],
 });
-const cost = new Counter({
+const cost = summedCounter({
   name: 'gatehouse_cost_usd_total',
   help: 'What requests cost in USD (failed attempts a provider may have billed included), by gate and model.',
   labelNames: ['gate', 'model'] as const,
-  registers: [registry],
 });
-const refusals = new Counter({
+const refusals = summedCounter({
   name: 'gatehouse_refusals_total',
   help: 'Requests the gateway refused before or between attempts, by gate and reason: spending_limit_exceeded, spending_unavailable, rate_limited.',
   labelNames: ['gate', 'reason'] as const,
-  registers: [registry],
 });
-const keyRequests = new Counter({
+const keyRequests = summedCounter({
   name: 'gatehouse_key_requests_total',
   help: 'Requests through a gate by the API key they came with (its id; "none" from the dashboard, "other" past the cap) and outcome.',
   labelNames: ['key', 'outcome'] as const,
-  registers: [registry],
 });
-const keyCost = new Counter({
+const keyCost = summedCounter({
   name: 'gatehouse_key_cost_usd_total',
   help: 'What requests cost in USD, by the API key they came with.',
   labelNames: ['key'] as const,
-  registers: [registry],
 });
-const fallbacks = new Counter({
+const fallbacks = summedCounter({
   name: 'gatehouse_fallbacks_total',
   help: 'Attempts made at another model after one failed, by gate.',
   labelNames: ['gate'] as const,
-  registers: [registry],
 });
 export const dbRoundTrip = new Histogram({
   name: 'gatehouse_db_round_trip_seconds',
@@ -179,10 +206,10 @@ export function recordRequest(entry: FinishedRequest, unexpected = false): Outco
   const model = entry.modelUsed ?? last?.model ?? 'none';
   const provider = attempts.find((a) => a.model === model)?.provider ?? last?.provider ?? 'none';
   const gate = gateLabel(entry.gateId);
-  requests.inc({ route: entry.endpoint, gate, model, provider, outcome });
+  requests.inc([entry.endpoint, gate, model, provider, outcome]);
   const key = keyLabel(entry.apiKeyId);
-  keyRequests.inc({ key, outcome });
-  if (entry.costUsd) keyCost.inc({ key }, entry.costUsd);
+  keyRequests.inc([key, outcome]);
+  if (entry.costUsd) keyCost.inc([key], entry.costUsd);
   duration.observe({ route: entry.endpoint, outcome }, entry.latencyMs / 1000);
   for (const a of attempts) {
     upstream.observe(
@@ -190,12 +217,12 @@ export function recordRequest(entry: FinishedRequest, unexpected = false): Outco
       a.latencyMs / 1000,
     );
   }
-  if (attempts.length > 1) fallbacks.inc({ gate }, attempts.length - 1);
-  if (entry.promptTokens) tokens.inc({ gate, model, type: 'input' }, entry.promptTokens);
-  if (entry.completionTokens) tokens.inc({ gate, model, type: 'output' }, entry.completionTokens);
-  if (entry.costUsd) cost.inc({ gate, model }, entry.costUsd);
+  if (attempts.length > 1) fallbacks.inc([gate], attempts.length - 1);
+  if (entry.promptTokens) tokens.inc([gate, model, 'input'], entry.promptTokens);
+  if (entry.completionTokens) tokens.inc([gate, model, 'output'], entry.completionTokens);
+  if (entry.costUsd) cost.inc([gate, model], entry.costUsd);
   if (outcome === 'spending_refused' || outcome === 'rate_limited') {
-    refusals.inc({ gate, reason: entry.errorCode as string });
+    refusals.inc([gate, entry.errorCode as string]);
   }
   return outcome;
 }
