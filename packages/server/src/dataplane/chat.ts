@@ -23,6 +23,7 @@ import type { TaskCaller } from './caller.ts';
 import { boundedForReservation, costOf, estimatePromptTokens, estimateUsage, worstCaseCost } from './cost.ts';
 import { mergeRequest } from './merge.ts';
 import {
+  type Leaving,
   type PipelineDeps,
   type RouteControl,
   runTask,
@@ -59,7 +60,7 @@ export type ChatHooks = {
   onDelta?: (delta: StreamDelta) => void;
   /** Called once the answering model's stream begins (headers can still be set before it). */
   onStreamStart?: (info: StreamStart) => void;
-  signal?: AbortSignal;
+  signal?: Leaving;
 };
 
 export type DataPlaneDeps = PipelineDeps;

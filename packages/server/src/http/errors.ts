@@ -3,6 +3,7 @@ import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:ht
 import type { Duplex } from 'node:stream';
 import { JSON_BODY_LIMITS, jsonTextDeepPath, jsonTextShape } from '@gatehouse/rules/jsonLimits';
 import type { Context, MiddlewareHandler } from 'hono';
+import type { Leaving } from '../dataplane/pipeline.ts';
 import { DomainError, HTTP_STATUS, RateLimitedError, ValidationError } from '../domain/errors.ts';
 
 export function errorBody(
@@ -132,21 +133,49 @@ export const nodeResponse = (c: Context): ServerResponse | undefined =>
   (c.env as NodeBindings | undefined)?.outgoing;
 
 /**
+ * The client's leaving, heard from the Node response: it closed before its answer was complete.
+ * Not an AbortController (see Leaving): the attempts make their own, and listen here.
+ */
+class ResponseLeaving implements Leaving {
+  aborted = false;
+  reason: unknown = undefined;
+  #listeners: (() => void)[] = [];
+
+  constructor(outgoing: ServerResponse) {
+    const gone = () => {
+      if (!outgoing.writableFinished) this.#leave();
+    };
+    if (outgoing.closed || outgoing.destroyed) gone();
+    else outgoing.once('close', gone);
+  }
+
+  #leave() {
+    this.aborted = true;
+    this.reason = new Error('the client went away');
+    const listeners = this.#listeners;
+    this.#listeners = [];
+    for (const listener of listeners) listener();
+  }
+
+  // As an AbortSignal's: a listener added once it has aborted is never called.
+  addEventListener(_type: 'abort', listener: () => void): void {
+    if (!this.aborted) this.#listeners.push(listener);
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    const at = this.#listeners.indexOf(listener);
+    if (at >= 0) this.#listeners.splice(at, 1);
+  }
+}
+
+/**
  * Aborts when the client goes away before its answer is complete, so the provider call it was
  * waiting for is cancelled too. Take it first thing in a route: a client that left before is
  * seen as gone at once.
  */
-
-export function clientSignal(c: Context): AbortSignal {
+export function clientSignal(c: Context): Leaving {
   const outgoing = nodeResponse(c);
-  if (!outgoing) return c.req.raw.signal;
-  const controller = new AbortController();
-  const gone = () => {
-    if (!outgoing.writableFinished) controller.abort(new Error('the client went away'));
-  };
-  if (outgoing.closed || outgoing.destroyed) gone();
-  else outgoing.once('close', gone);
-  return controller.signal;
+  return outgoing ? new ResponseLeaving(outgoing) : c.req.raw.signal;
 }
 
 /**

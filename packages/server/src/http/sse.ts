@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { Context } from 'hono';
 import type { ChatHooks, ChatOutcome, StreamStart } from '../dataplane/chat.ts';
+import type { Leaving } from '../dataplane/pipeline.ts';
 import type { StreamDelta } from '../providers/types.ts';
 import { jsonText } from '../providers/wireText.ts';
 import { nodeResponse } from './errors.ts';
@@ -92,7 +93,7 @@ type Sink = { write(text: string): void; end(): void };
 export async function streamChat(
   run: (hooks: ChatHooks) => Promise<ChatOutcome>,
   format: SseFormat,
-  clientSignal: AbortSignal,
+  clientSignal: Leaving,
   outgoing?: ServerResponse,
 ): Promise<Response> {
   const abort = new AbortController();
