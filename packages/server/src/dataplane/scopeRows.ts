@@ -272,13 +272,6 @@ export async function applyRowSettlement(
                                ELSE LEAST($${s + 2}::numeric, ${MAX_USD}) END,
        spending_period_start = GREATEST(spending_period_start, $${s}::timestamptz)
      WHERE ${where} AND EXISTS (SELECT 1 FROM fresh)`,
-    [
-      ...idParams(row),
-      start,
-      nextStart(row.period, start),
-      amount.toFixed(10),
-      reservationId,
-      scope,
-    ],
+    [...idParams(row), start, nextStart(row.period, start), amount.toFixed(10), reservationId, scope],
   );
 }
