@@ -119,10 +119,50 @@ export async function* bodyChunks(c: Context, maxBytes: number): AsyncGenerator<
   }
 }
 
+/**
+ * The Node request's body, refused as bodyChunks refuses it, read with the stream's 'data' events:
+ * an async iterator costs each body a generator, an end-of-stream watcher and a promise a chunk.
+ * Past `maxBytes` the stream is paused and the rest left unread, as there.
+ */
+function incomingChunks(c: Context, incoming: IncomingMessage, maxBytes: number): Promise<Buffer[]> {
+  if (Number(c.req.header('content-length')) > maxBytes) {
+    c.header('connection', 'close');
+    return Promise.reject(tooLarge(maxBytes));
+  }
+  const chunks: Buffer[] = [];
+  if (incoming.readableEnded) return Promise.resolve(chunks);
+  return new Promise((resolve, reject) => {
+    let size = 0;
+    const settle = (error: unknown) => {
+      incoming.off('data', onData).off('end', onEnd).off('error', settle).off('close', onClose);
+      if (error === null) resolve(chunks);
+      else reject(error);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= maxBytes) {
+        chunks.push(chunk);
+        return;
+      }
+      // The rest is never read: the connection closes once the 413 is sent.
+      incoming.pause();
+      c.header('connection', 'close');
+      settle(tooLarge(maxBytes));
+    };
+    const onEnd = () => settle(null);
+    // Closed before its end: the client went away part way (the iterator's premature close).
+    const onClose = () => settle(new Error('the client went away before its request body ended'));
+    incoming.on('data', onData).on('end', onEnd).on('error', settle).on('close', onClose);
+    if (incoming.destroyed) onClose();
+  });
+}
+
 /** The body as text, at most `maxBytes` long (bodyChunks). */
 async function readText(c: Context, maxBytes: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of bodyChunks(c, maxBytes)) chunks.push(chunk);
+  const incoming = (c.env as NodeBindings | undefined)?.incoming;
+  let chunks: Buffer[] = [];
+  if (incoming) chunks = await incomingChunks(c, incoming, maxBytes);
+  else for await (const chunk of bodyChunks(c, maxBytes)) chunks.push(chunk);
   return chunks.length === 1
     ? (chunks[0] as Buffer).toString('utf8')
     : Buffer.concat(chunks).toString('utf8');
