@@ -7,7 +7,7 @@
  */
 import { CSRF_HEADER } from '@gatehouse/rules/csrf';
 import type { Hono } from 'hono';
-import { type DescribeRouteOptions, describeRoute, generateSpecs, resolver } from 'hono-openapi';
+import { type DescribeRouteOptions, describeRoute, generateSpecs, resolver, uniqueSymbol } from 'hono-openapi';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { z } from 'zod';
 import { type ErrorCode, HTTP_STATUS } from '../domain/errors.ts';
@@ -181,6 +181,17 @@ export function describe(doc: RouteDoc) {
       ...Object.fromEntries(doc.errors.map((s) => [s, errorResponse(doc.errorShape ?? 'native', s)])),
     },
   });
+}
+
+/**
+ * `handler` carrying the documentation `describe` made, where the spec finds it as on describe's
+ * own middleware: a data-plane request then takes no pass-through step for it (an async function
+ * and its promise on every request).
+ */
+export function documented<H extends object>(doc: ReturnType<typeof describe>, handler: H): H {
+  // hono-openapi's type for describeRoute's middleware leaves out the property it sets.
+  const spec = (doc as unknown as Record<typeof uniqueSymbol, unknown>)[uniqueSymbol];
+  return Object.assign(handler, { [uniqueSymbol]: spec });
 }
 
 /** Server-Sent Events, for the routes that stream when the body asks (`stream: true`). */

@@ -9,7 +9,7 @@ import { loadGate } from '../domain/gateCache.ts';
 import { callerOf } from '../http/caller.ts';
 import { clientSignal, errorBody, nodeResponse, readJson } from '../http/errors.ts';
 import type { ActorEnv } from '../http/middleware.ts';
-import { describe, ERRORS, eventStream } from '../http/openapi.ts';
+import { describe, documented, ERRORS, eventStream } from '../http/openapi.ts';
 import { jsonAnswer, outcomeHeaders, streamChat } from '../http/sse.ts';
 import { GATE_RESOLUTION, traced } from '../observability/tracing.ts';
 
@@ -47,28 +47,31 @@ export function nativeChatRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: n
     },
     errors: ERRORS.gateway,
   });
-  return new Hono<ActorEnv>().post('/chat', doc, async (c) => {
-    const signal = clientSignal(c);
-    const body = await readJson(c, limits.maxBodyBytes);
-    const gateId = (body as { gateId?: unknown } | null)?.gateId;
-    if (typeof gateId !== 'string' || !isUuid(gateId)) {
-      throw new ValidationError([{ path: 'gateId', message: 'is required and must be a gate UUID' }]);
-    }
-    const gate = await traced(GATE_RESOLUTION, {}, () => loadGate(c.var.actor.user.id, gateId));
-    const caller = callerOf(c, '/v3/chat', body);
-    const parse = () => fromNative(parseWith(nativeChatSchema, body));
-    const wantsStream = (body as { data?: { stream?: unknown } }).data?.stream === true;
-    if (!wantsStream) {
-      const outcome = await dataPlane.chat(caller, gate, parse, { signal });
-      return jsonAnswer(c, JSON.stringify(nativeAnswer(outcome)), outcomeHeaders(outcome));
-    }
-    return streamChat(
-      (hooks) => dataPlane.chat(caller, gate, parse, hooks),
-      nativeSse,
-      signal,
-      nodeResponse(c),
-    );
-  });
+  return new Hono<ActorEnv>().post(
+    '/chat',
+    documented(doc, async (c) => {
+      const signal = clientSignal(c);
+      const body = await readJson(c, limits.maxBodyBytes);
+      const gateId = (body as { gateId?: unknown } | null)?.gateId;
+      if (typeof gateId !== 'string' || !isUuid(gateId)) {
+        throw new ValidationError([{ path: 'gateId', message: 'is required and must be a gate UUID' }]);
+      }
+      const gate = await traced(GATE_RESOLUTION, {}, () => loadGate(c.var.actor.user.id, gateId));
+      const caller = callerOf(c, '/v3/chat', body);
+      const parse = () => fromNative(parseWith(nativeChatSchema, body));
+      const wantsStream = (body as { data?: { stream?: unknown } }).data?.stream === true;
+      if (!wantsStream) {
+        const outcome = await dataPlane.chat(caller, gate, parse, { signal });
+        return jsonAnswer(c, JSON.stringify(nativeAnswer(outcome)), outcomeHeaders(outcome));
+      }
+      return streamChat(
+        (hooks) => dataPlane.chat(caller, gate, parse, hooks),
+        nativeSse,
+        signal,
+        nodeResponse(c),
+      );
+    }),
+  );
 }
 
 const nativeSse = {

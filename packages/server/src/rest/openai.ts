@@ -29,7 +29,7 @@ import {
 } from '../http/errors.ts';
 import type { ActorEnv } from '../http/middleware.ts';
 import { requireActor } from '../http/middleware.ts';
-import { describe, ERRORS, eventStream } from '../http/openapi.ts';
+import { describe, documented, ERRORS, eventStream } from '../http/openapi.ts';
 import { chatAnswer, streamChat } from '../http/sse.ts';
 import { GATE_RESOLUTION, traced } from '../observability/tracing.ts';
 import type { StreamDelta } from '../providers/types.ts';
@@ -238,25 +238,34 @@ export function openAIRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: numbe
     errors: ERRORS.gateway,
     errorShape: 'openai',
   });
-  app.post('/chat/completions', chatDoc, requireActor, async (c) => {
-    const signal = clientSignal(c);
-    const body = await readJson(c, limits.maxBodyBytes);
-    const { gate, modelIsGate } = await gateOf(c, body);
-    const caller = callerOf(c, '/v1/chat/completions', body, 'user');
-    const b = (body ?? {}) as {
-      stream?: unknown;
-      stream_options?: { include_usage?: unknown };
-      tools?: unknown;
-    };
-    const custom = customToolNames(b.tools);
-    const parse = () => chatRequest(body, { modelIsGate, sent: sentOf(c) });
-    if (b.stream !== true) {
-      const outcome = await dataPlane.chat(caller, gate, parse, { signal });
-      return chatAnswer(c, outcome, () => completionBody(outcome, custom));
-    }
-    const format = sseFormat(b.stream_options?.include_usage === true, custom);
-    return streamChat((hooks) => dataPlane.chat(caller, gate, parse, hooks), format, signal, nodeResponse(c));
-  });
+  app.post(
+    '/chat/completions',
+    requireActor,
+    documented(chatDoc, async (c) => {
+      const signal = clientSignal(c);
+      const body = await readJson(c, limits.maxBodyBytes);
+      const { gate, modelIsGate } = await gateOf(c, body);
+      const caller = callerOf(c, '/v1/chat/completions', body, 'user');
+      const b = (body ?? {}) as {
+        stream?: unknown;
+        stream_options?: { include_usage?: unknown };
+        tools?: unknown;
+      };
+      const custom = customToolNames(b.tools);
+      const parse = () => chatRequest(body, { modelIsGate, sent: sentOf(c) });
+      if (b.stream !== true) {
+        const outcome = await dataPlane.chat(caller, gate, parse, { signal });
+        return chatAnswer(c, outcome, () => completionBody(outcome, custom));
+      }
+      const format = sseFormat(b.stream_options?.include_usage === true, custom);
+      return streamChat(
+        (hooks) => dataPlane.chat(caller, gate, parse, hooks),
+        format,
+        signal,
+        nodeResponse(c),
+      );
+    }),
+  );
 
   /**
    * The caller's gates (usable as the model) and the models they route to, each under its

@@ -16,7 +16,7 @@ import { callerOf, sentOf } from '../../http/caller.ts';
 import { clientSignal, nodeResponse, readJson } from '../../http/errors.ts';
 import type { ActorEnv } from '../../http/middleware.ts';
 import { requireActor } from '../../http/middleware.ts';
-import { describe, ERRORS, eventStream } from '../../http/openapi.ts';
+import { describe, documented, ERRORS, eventStream } from '../../http/openapi.ts';
 import { chatAnswer, streamChat } from '../../http/sse.ts';
 import { gateOf } from '../openai.ts';
 import {
@@ -70,25 +70,29 @@ export function anthropicRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: nu
     errors: ERRORS.anthropic,
     errorShape: 'anthropic',
   });
-  app.post('/messages', messagesDoc, requireActor, async (c) => {
-    const signal = clientSignal(c);
-    const body = await readJson(c, limits.maxBodyBytes);
-    const { gate, modelIsGate } = await gateOf(c, body);
-    const caller = callerOf(c, '/v1/messages', body, 'metadata.user_id');
-    const b = (body ?? {}) as { stream?: unknown };
-    const betas = betasOf(c.req.header('anthropic-beta'));
-    const parse = () => messagesRequest(body, { modelIsGate, betas, sent: sentOf(c) });
-    if (b.stream !== true) {
-      const outcome = await dataPlane.chat(caller, gate, parse, { signal });
-      return chatAnswer(c, outcome, () => messageBody(outcome));
-    }
-    return streamChat(
-      (hooks) => dataPlane.chat(caller, gate, parse, hooks),
-      messageStream(),
-      signal,
-      nodeResponse(c),
-    );
-  });
+  app.post(
+    '/messages',
+    requireActor,
+    documented(messagesDoc, async (c) => {
+      const signal = clientSignal(c);
+      const body = await readJson(c, limits.maxBodyBytes);
+      const { gate, modelIsGate } = await gateOf(c, body);
+      const caller = callerOf(c, '/v1/messages', body, 'metadata.user_id');
+      const b = (body ?? {}) as { stream?: unknown };
+      const betas = betasOf(c.req.header('anthropic-beta'));
+      const parse = () => messagesRequest(body, { modelIsGate, betas, sent: sentOf(c) });
+      if (b.stream !== true) {
+        const outcome = await dataPlane.chat(caller, gate, parse, { signal });
+        return chatAnswer(c, outcome, () => messageBody(outcome));
+      }
+      return streamChat(
+        (hooks) => dataPlane.chat(caller, gate, parse, hooks),
+        messageStream(),
+        signal,
+        nodeResponse(c),
+      );
+    }),
+  );
 
   const countDoc = describe({
     summary: "Count a message's input tokens (an estimate: x-gatehouse-tokens-estimated)",

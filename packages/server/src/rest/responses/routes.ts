@@ -13,7 +13,7 @@ import { callerOf, sentOf } from '../../http/caller.ts';
 import { clientSignal, nodeResponse, readJson } from '../../http/errors.ts';
 import type { ActorEnv } from '../../http/middleware.ts';
 import { requireActor } from '../../http/middleware.ts';
-import { describe, ERRORS, eventStream } from '../../http/openapi.ts';
+import { describe, documented, ERRORS, eventStream } from '../../http/openapi.ts';
 import { chatAnswer, streamChat } from '../../http/sse.ts';
 import { gateOf, openAIError } from '../openai.ts';
 import { responsesRequest, responsesSchema } from './request.ts';
@@ -41,29 +41,33 @@ export function responsesRoutes(dataPlane: DataPlane, limits: { maxBodyBytes: nu
     errors: ERRORS.gateway,
     errorShape: 'openai',
   });
-  app.post('/responses', doc, requireActor, async (c) => {
-    const signal = clientSignal(c);
-    const body = await readJson(c, limits.maxBodyBytes);
-    const { gate, modelIsGate } = await gateOf(c, body);
-    const caller = callerOf(c, '/v1/responses', body, 'user');
-    const b = (body ?? {}) as { stream?: unknown; tools?: unknown };
-    // A translated response repeats what the request asked for, once the data plane has read it,
-    // and answers a call of a custom tool as such.
-    let echo: Echo = {};
-    const parse = () =>
-      responsesRequest(body, { modelIsGate, sent: sentOf(c) }, (parsed) => {
-        echo = { ...parsed, customTools: customToolNames(b.tools) };
-      });
-    if (b.stream !== true) {
-      const outcome = await dataPlane.chat(caller, gate, parse, { signal });
-      return chatAnswer(c, outcome, () => responseBody(outcome, echo));
-    }
-    return streamChat(
-      (hooks) => dataPlane.chat(caller, gate, parse, hooks),
-      responseStream(() => echo),
-      signal,
-      nodeResponse(c),
-    );
-  });
+  app.post(
+    '/responses',
+    requireActor,
+    documented(doc, async (c) => {
+      const signal = clientSignal(c);
+      const body = await readJson(c, limits.maxBodyBytes);
+      const { gate, modelIsGate } = await gateOf(c, body);
+      const caller = callerOf(c, '/v1/responses', body, 'user');
+      const b = (body ?? {}) as { stream?: unknown; tools?: unknown };
+      // A translated response repeats what the request asked for, once the data plane has read it,
+      // and answers a call of a custom tool as such.
+      let echo: Echo = {};
+      const parse = () =>
+        responsesRequest(body, { modelIsGate, sent: sentOf(c) }, (parsed) => {
+          echo = { ...parsed, customTools: customToolNames(b.tools) };
+        });
+      if (b.stream !== true) {
+        const outcome = await dataPlane.chat(caller, gate, parse, { signal });
+        return chatAnswer(c, outcome, () => responseBody(outcome, echo));
+      }
+      return streamChat(
+        (hooks) => dataPlane.chat(caller, gate, parse, hooks),
+        responseStream(() => echo),
+        signal,
+        nodeResponse(c),
+      );
+    }),
+  );
   return app;
 }

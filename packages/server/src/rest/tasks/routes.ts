@@ -15,7 +15,7 @@ import { callerOf } from '../../http/caller.ts';
 import { clientSignal, readJson } from '../../http/errors.ts';
 import type { ActorEnv } from '../../http/middleware.ts';
 import { requireActor } from '../../http/middleware.ts';
-import { describe, ERRORS, type RouteDoc } from '../../http/openapi.ts';
+import { describe, documented, ERRORS, type RouteDoc } from '../../http/openapi.ts';
 import { outcomeHeaders } from '../../http/sse.ts';
 import { GATE_RESOLUTION, traced } from '../../observability/tracing.ts';
 import { gateOf, openAIError } from '../openai.ts';
@@ -82,24 +82,29 @@ export function nativeTaskRoutes(
       description: "The answer holds `id`, `model`, the type's own fields, `costUsd` and `latencyMs`.",
       errors: ERRORS.gateway,
     });
-    app.post(`/${task.path}`, doc, async (c) => {
-      const signal = clientSignal(c);
-      const body = await (task.read ?? readJsonBody)(c, limits.maxBodyBytes);
-      const gate = await traced(GATE_RESOLUTION, {}, () => loadGate(c.var.actor.user.id, nativeGateId(body)));
-      const caller = callerOf(c, `/v3/${task.path}`, body);
-      const outcome = await dataPlane.run(task.kind, caller, gate, () => task.parse(body), { signal });
-      return c.json(
-        {
-          id: outcome.id,
-          model: outcome.modelUsed,
-          ...task.answer(outcome, body),
-          costUsd: outcome.costUsd,
-          latencyMs: outcome.latencyMs,
-        },
-        200,
-        outcomeHeaders(outcome),
-      );
-    });
+    app.post(
+      `/${task.path}`,
+      documented(doc, async (c) => {
+        const signal = clientSignal(c);
+        const body = await (task.read ?? readJsonBody)(c, limits.maxBodyBytes);
+        const gate = await traced(GATE_RESOLUTION, {}, () =>
+          loadGate(c.var.actor.user.id, nativeGateId(body)),
+        );
+        const caller = callerOf(c, `/v3/${task.path}`, body);
+        const outcome = await dataPlane.run(task.kind, caller, gate, () => task.parse(body), { signal });
+        return c.json(
+          {
+            id: outcome.id,
+            model: outcome.modelUsed,
+            ...task.answer(outcome, body),
+            costUsd: outcome.costUsd,
+            latencyMs: outcome.latencyMs,
+          },
+          200,
+          outcomeHeaders(outcome),
+        );
+      }),
+    );
   }
   return app;
 }
@@ -122,21 +127,26 @@ export function openAITaskRoutes(
       errors: ERRORS.gateway,
       errorShape: 'openai',
     });
-    app.post(`/${task.path}`, doc, requireActor, async (c) => {
-      const signal = clientSignal(c);
-      const body = await (task.read ?? readJsonBody)(c, limits.maxBodyBytes);
-      const { gate, modelIsGate } = await gateOf(c, body);
-      const caller = callerOf(c, `/v1/${task.path}`, body, 'user');
-      const outcome = await dataPlane.run(task.kind, caller, gate, () => task.parse(body, modelIsGate), {
-        signal,
-      });
-      const answer = task.answer(outcome, body);
-      if (answer instanceof Response) {
-        for (const [name, value] of Object.entries(outcomeHeaders(outcome))) answer.headers.set(name, value);
-        return answer;
-      }
-      return c.json(answer, 200, outcomeHeaders(outcome));
-    });
+    app.post(
+      `/${task.path}`,
+      requireActor,
+      documented(doc, async (c) => {
+        const signal = clientSignal(c);
+        const body = await (task.read ?? readJsonBody)(c, limits.maxBodyBytes);
+        const { gate, modelIsGate } = await gateOf(c, body);
+        const caller = callerOf(c, `/v1/${task.path}`, body, 'user');
+        const outcome = await dataPlane.run(task.kind, caller, gate, () => task.parse(body, modelIsGate), {
+          signal,
+        });
+        const answer = task.answer(outcome, body);
+        if (answer instanceof Response) {
+          for (const [name, value] of Object.entries(outcomeHeaders(outcome)))
+            answer.headers.set(name, value);
+          return answer;
+        }
+        return c.json(answer, 200, outcomeHeaders(outcome));
+      }),
+    );
   }
   return app;
 }
