@@ -7,7 +7,13 @@
  */
 import { CSRF_HEADER } from '@gatehouse/rules/csrf';
 import type { Hono } from 'hono';
-import { type DescribeRouteOptions, describeRoute, generateSpecs, resolver, uniqueSymbol } from 'hono-openapi';
+import {
+  type DescribeRouteOptions,
+  describeRoute,
+  generateSpecs,
+  resolver,
+  uniqueSymbol,
+} from 'hono-openapi';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { z } from 'zod';
 import { type ErrorCode, HTTP_STATUS } from '../domain/errors.ts';
