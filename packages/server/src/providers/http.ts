@@ -1,5 +1,5 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { Agent, type FormData, request, errors as undiciErrors } from 'undici';
+import { Agent, type FormData, type request, errors as undiciErrors } from 'undici';
 import { redactorFor } from './redaction.ts';
 import { ProviderError } from './types.ts';
 import { rememberWireText } from './wireText.ts';
@@ -109,6 +109,23 @@ async function send(url: string, headers: Record<string, string>, body: unknown,
   return sendRaw(url, { 'content-type': 'application/json', ...headers }, wire, signal);
 }
 
+/**
+ * Each upstream URL's origin and path, parsed once: undici's request(url) parses its URL (a new
+ * URL) and copies its options again on every call; the agent's own request takes them as they
+ * are. URLs come from the providers' configuration and the models' names; bounded all the same.
+ */
+const targets = new Map<string, { origin: string; path: string }>();
+function targetOf(url: string): { origin: string; path: string } {
+  let target = targets.get(url);
+  if (target === undefined) {
+    const parsed = new URL(url);
+    target = { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+    if (targets.size >= 1000) targets.clear();
+    targets.set(url, target);
+  }
+  return target;
+}
+
 /** Posts a body as it is: JSON text, or a FormData undici writes as multipart with its boundary. */
 async function sendRaw(
   url: string,
@@ -117,7 +134,7 @@ async function sendRaw(
   signal: AbortSignal,
 ) {
   try {
-    return await request(url, { method: 'POST', dispatcher: agent, headers, body, signal });
+    return await agent.request({ ...targetOf(url), method: 'POST', headers, body, signal });
   } catch (error) {
     throw networkError(error, signal, url);
   }
