@@ -331,7 +331,9 @@ function logEntryOf<R extends TaskRequestBase, P, A extends TaskAnswerBase>(
   // Refused before any provider call (a bad field, a limit): nothing sent to show, so what the
   // client sent instead. Only then: an answered request's row stays as small as it was.
   const refused = !fields.success && providerRequest === undefined && t.caller.body !== undefined;
-  return {
+  // One shape for every entry, its optional fields undefined rather than spread in: an object
+  // literal of conditional spreads is built property by property, on every request.
+  const entry: LogEntryData = {
     id: t.id,
     userId: t.caller.userId,
     apiKeyId: t.caller.apiKey?.id ?? null,
@@ -359,19 +361,20 @@ function logEntryOf<R extends TaskRequestBase, P, A extends TaskAnswerBase>(
     metadata: (request?.metadata as never) ?? undefined,
     providerRequest: providerRequest as never,
     providerResponse: (answer?.providerResponse ?? t.lastError?.providerResponse ?? undefined) as never,
-    ...(t.session && { gateSessionId: t.session.id }),
-    ...(t.action !== null && { inferredAction: t.action }),
-    ...(t.hiddenTools.length > 0 && { hiddenTools: t.hiddenTools }),
-    ...(t.caller.replayOf && { replayOf: t.caller.replayOf }),
-    ...(refused && {
-      clientRequest: loggedClientBody(t.caller.body, {
-        maxBytes: deps.clientBodyBytes ?? CLIENT_BODY_BYTES,
-        redact: deps.providers.redact,
-      }) as never,
-    }),
-    ...(request && kind.logFields?.(request, answer)),
+    gateSessionId: t.session?.id,
+    inferredAction: t.action ?? undefined,
+    hiddenTools: t.hiddenTools.length > 0 ? t.hiddenTools : undefined,
+    replayOf: t.caller.replayOf || undefined,
+    clientRequest: refused
+      ? (loggedClientBody(t.caller.body, {
+          maxBytes: deps.clientBodyBytes ?? CLIENT_BODY_BYTES,
+          redact: deps.providers.redact,
+        }) as never)
+      : undefined,
     createdAt: new Date(),
   };
+  const own = request && kind.logFields?.(request, answer);
+  return own ? Object.assign(entry, own) : entry;
 }
 
 /**
