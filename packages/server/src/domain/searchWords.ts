@@ -14,8 +14,11 @@ const MAX_WORD_CHARS = 500;
 const MAX_POSITION = 16_383;
 const MAX_POSITIONS = 256;
 
-/** A lexeme as a tsvector or tsquery literal writes it. */
-const quoted = (word: string) => `'${word.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
+/**
+ * A lexeme as a tsvector or tsquery literal writes it. A word here is letters, marks and digits
+ * (SEPARATORS cuts everything else), so it never holds the quote or backslash a literal escapes.
+ */
+const quoted = (word: string) => `'${word}'`;
 
 function wordsIn(text: string): string[] {
   return text
