@@ -10,14 +10,14 @@ import { driver } from './db/client.ts';
 import { pendingMigrations } from './db/migrate.ts';
 import { NotFoundError } from './domain/errors.ts';
 import { apiReferenceRoutes } from './http/apiReference.ts';
-import { errorHeaders, errorResponse, requestIds, tooLarge } from './http/errors.ts';
+import { answerHeaders, errorResponse, tooLarge } from './http/errors.ts';
 import { metricsRoute } from './http/metrics.ts';
 import { requireActor } from './http/middleware.ts';
 import { openAPIDocument } from './http/openapi.ts';
 import { RememberingRouter } from './http/router.ts';
 import { requestSpan } from './http/tracing.ts';
 import { configureMetrics } from './observability/metrics.ts';
-import { requestScope } from './observability/processLog.ts';
+import { requestIdsInProcessLog, requestScope } from './observability/processLog.ts';
 import { tracingOn } from './observability/tracing.ts';
 import { adminRoutes } from './rest/admin.ts';
 import { agentGateRoutes, sessionRoutes } from './rest/agentGates.ts';
@@ -73,12 +73,12 @@ export function createApp(config: Config, runtime: Runtime, opts: { draining?: (
   const app = new Hono({ router: new RememberingRouter() });
   app.onError((error, c) => errorResponse(c, error));
   // Each only when on: JSON process logs name the request a line is for; traces have its span.
-  if (config.observability.logFormat === 'json') app.use('*', requestScope);
+  // (Before Node 24 the JSON lines carry no request id: nothing to scope.)
+  if (config.observability.logFormat === 'json' && requestIdsInProcessLog) app.use('*', requestScope);
   if (tracingOn()) {
     for (const path of ['/v1/*', '/v3/*', '/graphql']) app.use(path, requestSpan);
   }
-  app.use(errorHeaders);
-  for (const path of ['/v1/*', '/v3/*']) app.use(path, requestIds);
+  app.use(answerHeaders);
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {

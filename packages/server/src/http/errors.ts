@@ -54,24 +54,25 @@ export function errorResponse(c: Context, error: unknown) {
 
 export const REQUEST_ID_HEADER = 'x-gatehouse-request-id';
 
+/** The paths whose answers name their request: /v1 and /v3, as app.use('/v1/*') matches them. */
+const namesRequest = (path: string) =>
+  path.startsWith('/v1') || path.startsWith('/v3') ? path.length === 3 || path[3] === '/' : false;
+
 /**
- * What an error answer says besides its body, whichever error shape its route answers in: a
- * refusal for too many requests or attempts when to come back, in Retry-After (whole seconds, at
- * least 1); a request that left a log entry, its id, in x-gatehouse-request-id (as answers do).
+ * What an answer says besides its body, one middleware for every route (a data-plane request
+ * takes one step for it, not two):
+ * - whichever error shape its route answers in, a refusal for too many requests or attempts says
+ *   when to come back, in Retry-After (whole seconds, at least 1); a request that left a log
+ *   entry, its id, in x-gatehouse-request-id (as answers do);
+ * - every /v1 and /v3 answer names its request in x-gatehouse-request-id: the id of its log entry
+ *   where it left one (set by the route or above), else an id of its own, so a client can always
+ *   quote one. A stream the route wrote itself already carries its entry's.
  */
-export const errorHeaders: MiddlewareHandler = async (c, next) => {
+export const answerHeaders: MiddlewareHandler = async (c, next) => {
   await next();
   if (c.error instanceof RateLimitedError) c.header('retry-after', String(c.error.retryAfterSeconds));
   if (c.error instanceof DomainError && c.error.requestId) c.header(REQUEST_ID_HEADER, c.error.requestId);
-};
-
-/**
- * Every /v1 and /v3 answer names its request in x-gatehouse-request-id: the id of its log entry
- * where it left one (set by the route or errorHeaders), else an id of its own, so a client can
- * always quote one. A stream the route wrote itself already carries its entry's.
- */
-export const requestIds: MiddlewareHandler = async (c, next) => {
-  await next();
+  if (!namesRequest(c.req.path)) return;
   const headers = c.res.headers;
   if (headers.has(REQUEST_ID_HEADER) || headers.has('x-hono-already-sent')) return;
   try {
