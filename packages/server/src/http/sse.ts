@@ -18,18 +18,20 @@ export function outcomeHeaders(
     Partial<ChatOutcome> & { dropped?: string[] | undefined },
 ) {
   const dropped = o.dropped ?? o.completion?.dropped;
-  return {
+  // Set one by one, in this order (an object of conditional spreads is built property by property).
+  const headers: Record<string, string> = {
     'x-gatehouse-request-id': o.id,
     'x-gatehouse-model-used': o.modelUsed,
-    ...(o.costUsd !== undefined && { 'x-gatehouse-cost-usd': String(o.costUsd) }),
-    ...(o.ignoredOverrides.length > 0 && { 'x-gatehouse-ignored-overrides': o.ignoredOverrides.join(',') }),
-    ...(o.spendingWarning && { 'x-gatehouse-spending-warning': 'spending limit reached' }),
-    ...(o.action && { 'x-gatehouse-action': o.action }),
-    ...(o.sessionStatus && { 'x-gatehouse-session-status': o.sessionStatus }),
-    ...(dropped?.length && { [DROPPED_HEADER]: dropped.join(',') }),
-    // A fallback answered in another shape than the primary gives (embeddings: "dimensions 1536 -> 3072").
-    ...(o.shapeNote && { 'x-gatehouse-shape-changed': o.shapeNote }),
   };
+  if (o.costUsd !== undefined) headers['x-gatehouse-cost-usd'] = String(o.costUsd);
+  if (o.ignoredOverrides.length > 0) headers['x-gatehouse-ignored-overrides'] = o.ignoredOverrides.join(',');
+  if (o.spendingWarning) headers['x-gatehouse-spending-warning'] = 'spending limit reached';
+  if (o.action) headers['x-gatehouse-action'] = o.action;
+  if (o.sessionStatus) headers['x-gatehouse-session-status'] = o.sessionStatus;
+  if (dropped?.length) headers[DROPPED_HEADER] = dropped.join(',');
+  // A fallback answered in another shape than the primary gives (embeddings: "dimensions 1536 -> 3072").
+  if (o.shapeNote) headers['x-gatehouse-shape-changed'] = o.shapeNote;
+  return headers;
 }
 
 /**
