@@ -156,30 +156,27 @@ describe.each(LEDGERS)('on %s', (_ledger, env) => {
 
   // On every ledger: with Redis the listing after the change reads the row, which has the `total`
   // period's settlement only if the database took it (PGlite once refused its far end date).
-  it(
-    "keeps what a key spent when its period changes from 'total' to 'monthly' within the month it started, as its row would",
-    async () => {
-      const user = await signUpUser(app);
-      const gate = await createGate(app, user, { model: 'mock/echo', maxTokens: 50 });
-      await limitKey(user, 1, 'block', 'total');
-      const res = await chat(app, user, gate.id);
-      expect(res.status).toBe(200);
-      const { costUsd } = (await res.json()) as { costUsd: number };
-      // The settlement is written behind the answer: the hold is counted until it lands.
-      await app.runtime.spending.settled();
-      await limitKey(user, 1, 'block', 'monthly');
-      const listed = (await (await app.request('/v1/api-keys', { headers: user.auth })).json()) as {
-        apiKeys: { spendingCurrent: number }[];
-      };
-      expect(listed.apiKeys[0]?.spendingCurrent).toBeCloseTo(costUsd, 8);
-      expect((await chat(app, user, gate.id)).status).toBe(200);
-      await app.runtime.spending.settled();
-      const after = (await (await app.request('/v1/api-keys', { headers: user.auth })).json()) as {
-        apiKeys: { spendingCurrent: number }[];
-      };
-      expect(after.apiKeys[0]?.spendingCurrent).toBeGreaterThan(costUsd);
-    },
-  );
+  it("keeps what a key spent when its period changes from 'total' to 'monthly' within the month it started, as its row would", async () => {
+    const user = await signUpUser(app);
+    const gate = await createGate(app, user, { model: 'mock/echo', maxTokens: 50 });
+    await limitKey(user, 1, 'block', 'total');
+    const res = await chat(app, user, gate.id);
+    expect(res.status).toBe(200);
+    const { costUsd } = (await res.json()) as { costUsd: number };
+    // The settlement is written behind the answer: the hold is counted until it lands.
+    await app.runtime.spending.settled();
+    await limitKey(user, 1, 'block', 'monthly');
+    const listed = (await (await app.request('/v1/api-keys', { headers: user.auth })).json()) as {
+      apiKeys: { spendingCurrent: number }[];
+    };
+    expect(listed.apiKeys[0]?.spendingCurrent).toBeCloseTo(costUsd, 8);
+    expect((await chat(app, user, gate.id)).status).toBe(200);
+    await app.runtime.spending.settled();
+    const after = (await (await app.request('/v1/api-keys', { headers: user.auth })).json()) as {
+      apiKeys: { spendingCurrent: number }[];
+    };
+    expect(after.apiKeys[0]?.spendingCurrent).toBeGreaterThan(costUsd);
+  });
 
   it("caps each end user of a gate, exactly, and one end user's spending leaves the other's room alone", async () => {
     const user = await signUpUser(app);
