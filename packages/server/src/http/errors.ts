@@ -151,10 +151,18 @@ function incomingChunks(c: Context, incoming: IncomingMessage, maxBytes: number)
       settle(tooLarge(maxBytes));
     };
     const onEnd = () => settle(null);
-    // Closed before its end: the client went away part way (the iterator's premature close).
-    const onClose = () => settle(new Error('the client went away before its request body ended'));
+    // Closed before its end: the client went away, before the read or part way through it. As the
+    // iterator failed: with the stream's own error, else a premature close, both of which
+    // isClientGone knows (a quiet 499, not an unexpected 500).
+    const onClose = () =>
+      settle(
+        incoming.errored ??
+          Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }),
+      );
     incoming.on('data', onData).on('end', onEnd).on('error', settle).on('close', onClose);
     if (incoming.destroyed) onClose();
+    // A stream paused before (none is today) would not flow for a 'data' listener alone.
+    else if (incoming.readableFlowing === false) incoming.resume();
   });
 }
 
@@ -195,7 +203,14 @@ class ResponseLeaving implements Leaving {
     this.reason = new Error('the client went away');
     const listeners = this.#listeners;
     this.#listeners = [];
-    for (const listener of listeners) listener();
+    // One listener's failure neither skips the others nor escapes into the response's 'close'.
+    for (const listener of listeners) {
+      try {
+        listener();
+      } catch (error) {
+        console.error('client leaving: a listener failed', error);
+      }
+    }
   }
 
   // As an AbortSignal's: a listener added once it has aborted is never called.
