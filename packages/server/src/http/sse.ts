@@ -107,12 +107,11 @@ export async function streamChat(
     abort.abort(reason);
   };
   // Under the Node server the client's leaving closed the socket; elsewhere the stream still ends
-  // with the run's error event, as a cancelled run's stream did.
-  clientSignal.addEventListener(
-    'abort',
-    () => (outgoing ? leave(clientSignal.reason) : abort.abort(clientSignal.reason)),
-    { once: true },
-  );
+  // with the run's error event, as a cancelled run's stream did. A client gone already (during
+  // the body's read or the gate's lookup) is heard now: a listener added late is never called.
+  const clientLeft = () => (outgoing ? leave(clientSignal.reason) : abort.abort(clientSignal.reason));
+  if (clientSignal.aborted) clientLeft();
+  else clientSignal.addEventListener('abort', clientLeft, { once: true });
   /** The events decided before the headers are written; then where they go. */
   const held: string[] = [];
   let sink: Sink | null = null;
