@@ -96,11 +96,18 @@ export const tooLarge = (maxBytes: number) =>
  * Content-Length says so). Under the node server they are read straight from the socket's stream:
  * building the web Request's body stream costs the hot path more than the rest of the read.
  */
+/**
+ * The 413 of a body past `maxBytes`, the answer closing its connection: the rest of the body is
+ * never read. Both body readers refuse with it, at once when Content-Length says so.
+ */
+function refusedTooLarge(c: Context, maxBytes: number): DomainError {
+  c.header('connection', 'close');
+  return tooLarge(maxBytes);
+}
+const saysTooLarge = (c: Context, maxBytes: number) => Number(c.req.header('content-length')) > maxBytes;
+
 export async function* bodyChunks(c: Context, maxBytes: number): AsyncGenerator<Buffer> {
-  if (Number(c.req.header('content-length')) > maxBytes) {
-    c.header('connection', 'close');
-    throw tooLarge(maxBytes);
-  }
+  if (saysTooLarge(c, maxBytes)) throw refusedTooLarge(c, maxBytes);
   const incoming = (c.env as NodeBindings | undefined)?.incoming;
   // A body refused part way is left unread rather than destroyed, which would close the
   // connection before the refusal is answered. Node's web streams are async iterable, though the
@@ -111,11 +118,7 @@ export async function* bodyChunks(c: Context, maxBytes: number): AsyncGenerator<
   let size = 0;
   for await (const chunk of source) {
     size += chunk.length;
-    if (size > maxBytes) {
-      // The rest is never read: the connection closes once the 413 is sent.
-      c.header('connection', 'close');
-      throw tooLarge(maxBytes);
-    }
+    if (size > maxBytes) throw refusedTooLarge(c, maxBytes);
     yield Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
   }
 }
@@ -126,10 +129,7 @@ export async function* bodyChunks(c: Context, maxBytes: number): AsyncGenerator<
  * Past `maxBytes` the stream is paused and the rest left unread, as there.
  */
 function incomingChunks(c: Context, incoming: IncomingMessage, maxBytes: number): Promise<Buffer[]> {
-  if (Number(c.req.header('content-length')) > maxBytes) {
-    c.header('connection', 'close');
-    return Promise.reject(tooLarge(maxBytes));
-  }
+  if (saysTooLarge(c, maxBytes)) return Promise.reject(refusedTooLarge(c, maxBytes));
   const chunks: Buffer[] = [];
   if (incoming.readableEnded) return Promise.resolve(chunks);
   return new Promise((resolve, reject) => {
@@ -145,10 +145,8 @@ function incomingChunks(c: Context, incoming: IncomingMessage, maxBytes: number)
         chunks.push(chunk);
         return;
       }
-      // The rest is never read: the connection closes once the 413 is sent.
       incoming.pause();
-      c.header('connection', 'close');
-      settle(tooLarge(maxBytes));
+      settle(refusedTooLarge(c, maxBytes));
     };
     const onEnd = () => settle(null);
     // Closed before its end: the client went away, before the read or part way through it. As the
