@@ -92,11 +92,6 @@ export const tooLarge = (maxBytes: number) =>
   new DomainError('payload_too_large', `Request body exceeds ${maxBytes} bytes`);
 
 /**
- * The body's chunks as they arrive, refused with a 413 once they pass `maxBytes` (at once when
- * Content-Length says so). Under the node server they are read straight from the socket's stream:
- * building the web Request's body stream costs the hot path more than the rest of the read.
- */
-/**
  * The 413 of a body past `maxBytes`, the answer closing its connection: the rest of the body is
  * never read. Both body readers refuse with it, at once when Content-Length says so.
  */
@@ -106,6 +101,11 @@ function refusedTooLarge(c: Context, maxBytes: number): DomainError {
 }
 const saysTooLarge = (c: Context, maxBytes: number) => Number(c.req.header('content-length')) > maxBytes;
 
+/**
+ * The body's chunks as they arrive, refused with a 413 once they pass `maxBytes` (at once when
+ * Content-Length says so). Under the node server they are read straight from the socket's stream:
+ * building the web Request's body stream costs the hot path more than the rest of the read.
+ */
 export async function* bodyChunks(c: Context, maxBytes: number): AsyncGenerator<Buffer> {
   if (saysTooLarge(c, maxBytes)) throw refusedTooLarge(c, maxBytes);
   const incoming = (c.env as NodeBindings | undefined)?.incoming;
